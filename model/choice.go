@@ -1,0 +1,183 @@
+package model
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// ChoiceKind says what a decision is about. It is recorded with every choice
+// so a trace can be read, and so a replayed choice that lands on a different
+// kind of decision is detected as divergence instead of silently reused.
+type ChoiceKind uint8
+
+const (
+	// ChooseStep picks which enabled step runs next (actor, fault or clock).
+	ChooseStep ChoiceKind = iota + 1
+	// ChooseServer picks the apiserver a (re)started controller connects to.
+	ChooseServer
+	// ChooseData picks a value for a workload or external system (fuzzing,
+	// generated workloads).
+	ChooseData
+)
+
+var choiceKindNames = [...]string{ChooseStep: "step", ChooseServer: "server", ChooseData: "data"}
+
+func (k ChoiceKind) String() string {
+	if int(k) < len(choiceKindNames) && choiceKindNames[k] != "" {
+		return choiceKindNames[k]
+	}
+	return "kind" + strconv.Itoa(int(k))
+}
+
+// ParseChoiceKind is the inverse of ChoiceKind.String.
+func ParseChoiceKind(s string) (ChoiceKind, error) {
+	for k, name := range choiceKindNames {
+		if name != "" && name == s {
+			return ChoiceKind(k), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown choice kind %q (want one of step, server, data)", s)
+}
+
+// Chooser makes every nondeterministic decision of a run. Choose returns a
+// value in [0, n); n is always >= 1. Random, PCT, exhaustive search, fuzzing
+// and replay are all Choosers.
+type Chooser interface {
+	Choose(kind ChoiceKind, n int) int
+}
+
+// Choice is one recorded decision: out of N alternatives of Kind, Value was
+// taken.
+type Choice struct {
+	Kind  ChoiceKind
+	N     int
+	Value int
+}
+
+// String renders a choice as "step:3/7" (value 3 of 7 alternatives).
+func (c Choice) String() string {
+	return c.Kind.String() + ":" + strconv.Itoa(c.Value) + "/" + strconv.Itoa(c.N)
+}
+
+// ParseChoice is the inverse of Choice.String.
+func ParseChoice(s string) (Choice, error) {
+	kind, rest, ok := strings.Cut(s, ":")
+	if !ok {
+		return Choice{}, fmt.Errorf("choice %q: want KIND:VALUE/N, e.g. step:3/7", s)
+	}
+	k, err := ParseChoiceKind(kind)
+	if err != nil {
+		return Choice{}, fmt.Errorf("choice %q: %w", s, err)
+	}
+	vs, ns, ok := strings.Cut(rest, "/")
+	if !ok {
+		return Choice{}, fmt.Errorf("choice %q: want KIND:VALUE/N, e.g. step:3/7", s)
+	}
+	v, err1 := strconv.Atoi(vs)
+	n, err2 := strconv.Atoi(ns)
+	if err1 != nil || err2 != nil || n < 1 || v < 0 || v >= n {
+		return Choice{}, fmt.Errorf("choice %q: VALUE and N must be integers with 0 <= VALUE < N", s)
+	}
+	return Choice{Kind: k, N: n, Value: v}, nil
+}
+
+// Recorder wraps a Chooser and records every decision it makes.
+type Recorder struct {
+	Inner   Chooser
+	Choices []Choice
+}
+
+// Choose asks the inner chooser and records the answer. An answer out of
+// range is a bug of the inner chooser and panics.
+func (r *Recorder) Choose(kind ChoiceKind, n int) int {
+	v := r.Inner.Choose(kind, n)
+	if v < 0 || v >= n {
+		panic(fmt.Sprintf("model: chooser returned %d for %s with %d alternatives", v, kind, n))
+	}
+	r.Choices = append(r.Choices, Choice{Kind: kind, N: n, Value: v})
+	return v
+}
+
+// Sequence replays a fixed list of values, then falls back to Then (or to
+// value 0 when Then is nil). Values out of range are clamped into range with
+// modulo so that an edited or fuzzed sequence is always a valid schedule.
+// Diverged reports whether a recorded kind or arity did not match.
+type Sequence struct {
+	Choices  []Choice
+	Then     Chooser
+	pos      int
+	Diverged bool
+	// DivergedAt is the index of the first choice whose kind or N differed.
+	DivergedAt int
+}
+
+// Choose implements Chooser.
+func (s *Sequence) Choose(kind ChoiceKind, n int) int {
+	if s.pos < len(s.Choices) {
+		c := s.Choices[s.pos]
+		if !s.Diverged && (c.Kind != kind || c.N != n) {
+			s.Diverged = true
+			s.DivergedAt = s.pos
+		}
+		s.pos++
+		v := c.Value
+		if v < 0 {
+			v = -v
+		}
+		return v % n
+	}
+	if s.Then != nil {
+		return s.Then.Choose(kind, n)
+	}
+	return 0
+}
+
+// Consumed is how many recorded choices have been used.
+func (s *Sequence) Consumed() int { return s.pos }
+
+// Values is a Chooser that replays bare integers (a hand-written schedule or
+// fuzzer bytes), modulo n, then 0.
+type Values struct {
+	Vals []int
+	pos  int
+}
+
+// Choose implements Chooser.
+func (v *Values) Choose(_ ChoiceKind, n int) int {
+	if v.pos >= len(v.Vals) {
+		return 0
+	}
+	x := v.Vals[v.pos]
+	v.pos++
+	if x < 0 {
+		x = -x
+	}
+	return x % n
+}
+
+// FormatChoices renders choices space-separated, as stored in trace files.
+func FormatChoices(cs []Choice) string {
+	var b strings.Builder
+	for i, c := range cs {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(c.String())
+	}
+	return b.String()
+}
+
+// ParseChoices is the inverse of FormatChoices.
+func ParseChoices(s string) ([]Choice, error) {
+	fields := strings.Fields(s)
+	out := make([]Choice, 0, len(fields))
+	for i, f := range fields {
+		c, err := ParseChoice(f)
+		if err != nil {
+			return nil, fmt.Errorf("choice %d: %w", i+1, err)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}

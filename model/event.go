@@ -1,0 +1,253 @@
+package model
+
+import (
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Revision is the store's global revision: one counter bumped by every write,
+// as etcd's. An object's resourceVersion is the decimal form of the revision
+// of its last write.
+type Revision int64
+
+// String renders the revision as a resourceVersion.
+func (r Revision) String() string { return strconv.FormatInt(int64(r), 10) }
+
+// Actor names who took a step. Actors are plain strings so that scenarios can
+// add their own (external systems, extra controllers) without touching model.
+type Actor string
+
+// The built-in actors.
+const (
+	ActorUser          Actor = "user"
+	ActorStatefulSet   Actor = "statefulset-controller"
+	ActorKubelet       Actor = "kubelet"
+	ActorGC            Actor = "garbage-collector"
+	ActorPVCProtection Actor = "pvc-protection"
+	ActorClock         Actor = "clock"
+	ActorFault         Actor = "fault"
+	ActorAPIServer     Actor = "apiserver"
+)
+
+// ControllerActor is the actor name of a controller under test.
+func ControllerActor(name string) Actor { return Actor("controller/" + name) }
+
+// Op is what an event did.
+type Op string
+
+// API operations, as a client issues them.
+const (
+	OpGet          Op = "Get"
+	OpList         Op = "List"
+	OpCreate       Op = "Create"
+	OpUpdate       Op = "Update"
+	OpUpdateStatus Op = "UpdateStatus"
+	OpPatch        Op = "Patch"
+	OpPatchStatus  Op = "PatchStatus"
+	OpDelete       Op = "Delete"
+	OpDeleteAllOf  Op = "DeleteAllOf"
+)
+
+// Controller lifecycle and harness operations.
+const (
+	OpReconcile     Op = "Reconcile"     // a reconcile started for a request
+	OpReconcileDone Op = "ReconcileDone" // it returned (Detail: result, Err: error)
+	OpPanic         Op = "Panic"         // the reconciler panicked (Detail: stack)
+	OpStepBudget    Op = "StepBudget"    // a reconcile exceeded its API-call budget
+	OpDeliver       Op = "Deliver"       // an informer received a watch event
+	OpSyncCache     Op = "SyncCache"     // an apiserver's watch cache advanced
+	OpTick          Op = "Tick"          // the logical clock advanced
+	OpExternal      Op = "External"      // a call to or a step of an external system
+	OpWorkload      Op = "Workload"      // a workload step began or its wait was met
+	OpSettle        Op = "Settle"        // workload and faults are over; the fair settle phase begins
+	OpQuiescent     Op = "Quiescent"     // the settle phase ended: nothing left to do
+)
+
+// Fault operations.
+const (
+	OpCrash       Op = "Crash"
+	OpRestart     Op = "Restart"
+	OpPauseCache  Op = "PauseCache"
+	OpResumeCache Op = "ResumeCache"
+	OpDropEvent   Op = "DropEvent"
+	OpEvict       Op = "Evict"
+)
+
+// IsWrite reports whether op is an API call that may change the store.
+func (op Op) IsWrite() bool {
+	switch op {
+	case OpCreate, OpUpdate, OpUpdateStatus, OpPatch, OpPatchStatus, OpDelete, OpDeleteAllOf:
+		return true
+	}
+	return false
+}
+
+// IsRead reports whether op is an API read.
+func (op Op) IsRead() bool { return op == OpGet || op == OpList }
+
+// ChangeType is what a write did to the store.
+type ChangeType uint8
+
+const (
+	ChangeNone ChangeType = iota
+	ChangeAdded
+	ChangeModified
+	ChangeDeleted
+)
+
+var changeNames = [...]string{"", "added", "modified", "deleted"}
+
+func (c ChangeType) String() string {
+	if int(c) < len(changeNames) {
+		return changeNames[c]
+	}
+	return "change" + strconv.Itoa(int(c))
+}
+
+// Version names one object as a read saw it.
+type Version struct {
+	Name string   // namespace/name
+	Rev  Revision // its resourceVersion as read
+}
+
+// Event is one step of one actor: one line of history. Events of API calls
+// carry where the call was served and what it saw; events of writes carry the
+// object as the store holds it after the write, so that properties can
+// rebuild ground truth at every revision from the history alone.
+type Event struct {
+	Step  int   // 1-based position in the history
+	Time  Time  // logical clock when the step ran
+	Actor Actor // who acted
+
+	Op        Op
+	Kind      string // object kind, e.g. "PersistentVolumeClaim"
+	Namespace string
+	Name      string
+
+	// Server is the apiserver that served an API call (1-based; 0 for none).
+	Server int
+	// ReadRev is, for reads, the revision of the watch cache that served
+	// them (equal to HeadRev for quorum reads).
+	ReadRev Revision
+	// HeadRev is the store's revision when the step ran (before a write).
+	HeadRev Revision
+	// Rev is, for a write, the revision it committed at; for a Get, the
+	// resourceVersion of the object returned.
+	Rev Revision
+	// Stale marks a read served from a cache that had not yet seen a change
+	// the store already held for what was read.
+	Stale bool
+	// Versions lists what a List returned.
+	Versions []Version
+
+	// Err is the error the call returned, "" for none. API errors start
+	// with their reason: "Conflict: ...", "NotFound: ...".
+	Err string
+	// Detail is free text: a write's summary, a reconcile's result, a
+	// panic's stack, a fault's target.
+	Detail string
+
+	// Change is what the event did to the store.
+	Change ChangeType
+	// Object is the stored object after a write (for a deletion, its last
+	// state). Never mutated after the event is recorded.
+	Object runtime.Object `json:"-"`
+}
+
+// Key returns "namespace/name" (or "name" for cluster-scoped objects).
+func (e *Event) Key() string {
+	if e.Namespace == "" || e.Name == "" {
+		if e.Name == "" {
+			return e.Namespace
+		}
+		return e.Name
+	}
+	return e.Namespace + "/" + e.Name
+}
+
+// Line renders the event as one Go-call-like line, e.g.
+//
+//	controller/zk Get ZookeeperCluster default/zk -> rv=12 (apiserver-2, cache at rev 9, stale) #57
+//
+// Line is deterministic: it is what determinism tests compare and what
+// trace files store.
+func (e *Event) Line() string {
+	var b strings.Builder
+	b.Grow(96)
+	b.WriteString(string(e.Actor))
+	b.WriteByte(' ')
+	b.WriteString(string(e.Op))
+	if e.Kind != "" {
+		b.WriteByte(' ')
+		b.WriteString(e.Kind)
+	}
+	if e.Name != "" || e.Namespace != "" {
+		b.WriteByte(' ')
+		b.WriteString(e.Key())
+	}
+	if e.Detail != "" && !strings.Contains(e.Detail, "\n") {
+		b.WriteString(" {")
+		b.WriteString(e.Detail)
+		b.WriteByte('}')
+	}
+	b.WriteString(" ->")
+	switch {
+	case e.Err != "":
+		b.WriteString(" err=")
+		b.WriteString(strconv.Quote(e.Err))
+	case e.Op == OpList:
+		b.WriteString(" [")
+		for i, v := range e.Versions {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(v.Name)
+			b.WriteString("@")
+			b.WriteString(v.Rev.String())
+		}
+		b.WriteString("]")
+	case e.Op.IsWrite() || e.Op.IsRead():
+		b.WriteString(" rv=")
+		b.WriteString(e.Rev.String())
+	default:
+		b.WriteString(" ok")
+	}
+	if e.Change != ChangeNone {
+		b.WriteByte(' ')
+		b.WriteString(e.Change.String())
+	}
+	if e.Server > 0 {
+		b.WriteString(" (apiserver-")
+		b.WriteString(strconv.Itoa(e.Server))
+		if e.Op.IsRead() {
+			b.WriteString(", cache at rev ")
+			b.WriteString(e.ReadRev.String())
+			if e.Stale {
+				b.WriteString(", stale")
+			}
+		}
+		b.WriteByte(')')
+	}
+	b.WriteString(" t=")
+	b.WriteString(e.Time.String())
+	b.WriteString(" #")
+	b.WriteString(strconv.Itoa(e.Step))
+	return b.String()
+}
+
+// History is the sequence of events of one run.
+type History struct {
+	Events []Event
+}
+
+// Lines renders every event with Line, one per line.
+func (h *History) Lines() string {
+	var b strings.Builder
+	for i := range h.Events {
+		b.WriteString(h.Events[i].Line())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}

@@ -1,0 +1,475 @@
+package simulator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"reflect"
+
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/opcheck/opcheck/model"
+)
+
+// ErrApplyNotSupported is returned by Apply: server-side apply needs field
+// ownership tracking, which opcheck does not model.
+var ErrApplyNotSupported = errors.New("opcheck: server-side apply (client.Apply, Patch with client.Apply) is not supported by the simulated apiserver; use Create/Update/Patch with a merge or strategic merge patch")
+
+// reader is where a client's Get and List are served: an apiserver (cache or
+// quorum) or a controller's informer cache.
+type reader interface {
+	read(k *kindInfo, namespace, name string) (obj client.Object, readRev model.Revision, stale bool, err error)
+	readList(k *kindInfo, o *ListOptions) (objs []client.Object, readRev model.Revision, stale bool, err error)
+}
+
+type serverReads struct {
+	server *APIServer
+	quorum bool
+}
+
+func (r serverReads) read(k *kindInfo, namespace, name string) (client.Object, model.Revision, bool, error) {
+	return r.server.read(k, namespace, name, r.quorum)
+}
+
+func (r serverReads) readList(k *kindInfo, o *ListOptions) ([]client.Object, model.Revision, bool, error) {
+	return r.server.readList(k, o, r.quorum)
+}
+
+// Client is controller-runtime's client.Client over the simulated cluster.
+// Writes go to the store through one apiserver; reads are served from that
+// apiserver's caches, from the head (quorum), or from a controller's
+// informers. Every call is recorded as one history event, and, when the
+// client belongs to a controller under test, is one scheduling step: the
+// gate hands control to the scheduler before the call runs.
+type Client struct {
+	cluster *Cluster
+	server  *APIServer
+	actor   model.Actor
+	reads   reader
+	// gate is called before every call; a controller host uses it to stop
+	// the reconciler at each API call. It may never return (a crash).
+	gate func(ctx context.Context)
+}
+
+var _ client.Client = (*Client)(nil)
+
+// Actor is who the client's calls are recorded as.
+func (c *Client) Actor() model.Actor { return c.actor }
+
+func (c *Client) enter(ctx context.Context) {
+	if c.gate != nil {
+		c.gate(ctx)
+	}
+}
+
+func (c *Client) record(e model.Event) {
+	e.Actor = c.actor
+	if e.Server == 0 {
+		e.Server = c.server.ID
+	}
+	c.cluster.Record(e)
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	if s, ok := err.(apierrors.APIStatus); ok {
+		st := s.Status()
+		return string(st.Reason) + ": " + st.Message
+	}
+	return err.Error()
+}
+
+// Scheme implements client.Client.
+func (c *Client) Scheme() *runtime.Scheme { return c.cluster.Store.kinds.scheme }
+
+// RESTMapper implements client.Client.
+func (c *Client) RESTMapper() meta.RESTMapper { return c.cluster.Store.kinds.restMapper() }
+
+// GroupVersionKindFor implements client.Client.
+func (c *Client) GroupVersionKindFor(obj runtime.Object) (schema.GroupVersionKind, error) {
+	k, err := c.cluster.Store.kinds.forObject(obj)
+	if err != nil {
+		return schema.GroupVersionKind{}, err
+	}
+	return k.gvk, nil
+}
+
+// IsObjectNamespaced implements client.Client.
+func (c *Client) IsObjectNamespaced(obj runtime.Object) (bool, error) {
+	k, err := c.cluster.Store.kinds.forObject(obj)
+	if err != nil {
+		return false, err
+	}
+	return k.namespaced, nil
+}
+
+// fill copies a stored object into the caller's object, which may be the
+// same Go type or *unstructured.Unstructured.
+func fill(dst client.Object, stored client.Object) error {
+	if u, ok := dst.(*unstructured.Unstructured); ok {
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(stored)
+		if err != nil {
+			return err
+		}
+		u.SetUnstructuredContent(m)
+		return nil
+	}
+	dv, sv := reflect.ValueOf(dst), reflect.ValueOf(stored)
+	if dv.Type() != sv.Type() {
+		return fmt.Errorf("opcheck: cannot read %T into %T", stored, dst)
+	}
+	dv.Elem().Set(reflect.ValueOf(stored.DeepCopyObject()).Elem())
+	return nil
+}
+
+// typed returns obj as the registered Go type (converting unstructured).
+func (c *Client) typed(k *kindInfo, obj client.Object) (client.Object, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return obj, nil
+	}
+	out := k.newObject()
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.UnstructuredContent(), out); err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("decoding %s %s: %v", k.gvk.Kind, u.GetName(), err))
+	}
+	return out, nil
+}
+
+// Get implements client.Reader.
+func (c *Client) Get(ctx context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	k, err := c.cluster.Store.kinds.forObject(obj)
+	if err != nil {
+		return err
+	}
+	c.enter(ctx)
+	stored, readRev, stale, err := c.reads.read(k, key.Namespace, key.Name)
+	e := model.Event{Op: model.OpGet, Kind: k.gvk.Kind, Namespace: key.Namespace, Name: key.Name, ReadRev: readRev, HeadRev: c.cluster.Store.rev, Stale: stale, Err: errString(err)}
+	if err == nil {
+		e.Rev = revOf(stored)
+		err = fill(obj, stored)
+	}
+	c.record(e)
+	return err
+}
+
+func revOf(obj client.Object) model.Revision {
+	var r int64
+	for _, ch := range obj.GetResourceVersion() {
+		r = r*10 + int64(ch-'0')
+	}
+	return model.Revision(r)
+}
+
+// List implements client.Reader. Limit and Continue are ignored: every list
+// returns everything in one page (say so to users relying on pagination).
+func (c *Client) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	k, err := c.cluster.Store.kinds.forObject(list)
+	if err != nil {
+		return err
+	}
+	o := (&client.ListOptions{}).ApplyOptions(opts)
+	c.enter(ctx)
+	lo := &ListOptions{Namespace: o.Namespace, Labels: o.LabelSelector, Fields: o.FieldSelector}
+	objs, readRev, stale, err := c.reads.readList(k, lo)
+	e := model.Event{Op: model.OpList, Kind: k.gvk.Kind, Namespace: o.Namespace, ReadRev: readRev, HeadRev: c.cluster.Store.rev, Stale: stale, Err: errString(err)}
+	if lo.Labels != nil && !lo.Labels.Empty() {
+		e.Detail = lo.Labels.String()
+	}
+	if err == nil {
+		e.Versions = make([]model.Version, len(objs))
+		for i, obj := range objs {
+			e.Versions[i] = model.Version{Name: objectKey(k, obj.GetNamespace(), obj.GetName()), Rev: revOf(obj)}
+		}
+		err = fillList(list, objs)
+		if lm, ok := list.(metav1.ListInterface); ok {
+			lm.SetResourceVersion(readRev.String())
+		}
+	}
+	c.record(e)
+	return err
+}
+
+func fillList(list client.ObjectList, objs []client.Object) error {
+	items := make([]runtime.Object, len(objs))
+	if ul, ok := list.(*unstructured.UnstructuredList); ok {
+		ul.Items = ul.Items[:0]
+		for _, obj := range objs {
+			m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+			if err != nil {
+				return err
+			}
+			ul.Items = append(ul.Items, unstructured.Unstructured{Object: m})
+		}
+		return nil
+	}
+	for i, obj := range objs {
+		items[i] = obj.DeepCopyObject()
+	}
+	return meta.SetList(list, items)
+}
+
+// writeEvent records a write and copies the stored result back to obj.
+func (c *Client) writeEvent(op model.Op, k *kindInfo, obj client.Object, head model.Revision, ch *Change, stored client.Object, err error) error {
+	e := model.Event{Op: op, Kind: k.gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), HeadRev: head, Err: errString(err)}
+	if !k.namespaced {
+		e.Namespace = ""
+	}
+	if ch != nil {
+		e.Rev, e.Change, e.Object = ch.Rev, ch.Type, ch.Object
+		e.Name = ch.Object.GetName()
+		stored = ch.Object
+	} else if stored != nil {
+		e.Rev = revOf(stored)
+	}
+	c.record(e)
+	if err == nil && stored != nil {
+		return fill(obj, stored)
+	}
+	return err
+}
+
+// Create implements client.Writer.
+func (c *Client) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	k, err := c.cluster.Store.kinds.forObject(obj)
+	if err != nil {
+		return err
+	}
+	if o := (&client.CreateOptions{}).ApplyOptions(opts); len(o.DryRun) > 0 {
+		return apierrors.NewBadRequest("opcheck: dry-run writes are not supported")
+	}
+	c.enter(ctx)
+	head := c.cluster.Store.rev
+	in, err := c.typed(k, obj)
+	var ch *Change
+	if err == nil {
+		ch, err = c.cluster.Store.create(k, in, false)
+	}
+	return c.writeEvent(model.OpCreate, k, obj, head, ch, nil, err)
+}
+
+// Update implements client.Writer.
+func (c *Client) Update(ctx context.Context, obj client.Object, _ ...client.UpdateOption) error {
+	return c.update(ctx, obj, false)
+}
+
+func (c *Client) update(ctx context.Context, obj client.Object, status bool) error {
+	k, err := c.cluster.Store.kinds.forObject(obj)
+	if err != nil {
+		return err
+	}
+	c.enter(ctx)
+	head := c.cluster.Store.rev
+	op := model.OpUpdate
+	if status {
+		op = model.OpUpdateStatus
+	}
+	in, err := c.typed(k, obj)
+	var ch *Change
+	var stored client.Object
+	if err == nil {
+		if status {
+			ch, stored, err = c.cluster.Store.UpdateStatus(in)
+		} else {
+			ch, stored, err = c.cluster.Store.Update(in)
+		}
+	}
+	return c.writeEvent(op, k, obj, head, ch, stored, err)
+}
+
+// Patch implements client.Writer: merge patch, JSON patch, and strategic
+// merge patch for built-in kinds, applied to the object at the store's head,
+// as the apiserver does. Apply patches are refused with ErrApplyNotSupported.
+func (c *Client) Patch(ctx context.Context, obj client.Object, patch client.Patch, _ ...client.PatchOption) error {
+	return c.patch(ctx, obj, patch, false)
+}
+
+func (c *Client) patch(ctx context.Context, obj client.Object, patch client.Patch, status bool) error {
+	k, err := c.cluster.Store.kinds.forObject(obj)
+	if err != nil {
+		return err
+	}
+	if patch.Type() == types.ApplyPatchType || patch.Type() == types.ApplyCBORPatchType {
+		return ErrApplyNotSupported
+	}
+	data, err := patch.Data(obj)
+	if err != nil {
+		return err
+	}
+	c.enter(ctx)
+	head := c.cluster.Store.rev
+	op := model.OpPatch
+	if status {
+		op = model.OpPatchStatus
+	}
+	var ch *Change
+	var stored client.Object
+	patched, err := c.applyPatch(k, obj, patch.Type(), data)
+	if err == nil {
+		if status {
+			ch, stored, err = c.cluster.Store.UpdateStatus(patched)
+		} else {
+			ch, stored, err = c.cluster.Store.Update(patched)
+		}
+	}
+	return c.writeEvent(op, k, obj, head, ch, stored, err)
+}
+
+func (c *Client) applyPatch(k *kindInfo, obj client.Object, pt types.PatchType, data []byte) (client.Object, error) {
+	cur, ok := c.cluster.Store.peek(k, objectKey(k, obj.GetNamespace(), obj.GetName()))
+	if !ok {
+		return nil, apierrors.NewNotFound(k.gr, obj.GetName())
+	}
+	curJSON, err := json.Marshal(cur)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	var out []byte
+	switch pt {
+	case types.MergePatchType:
+		out, err = jsonpatch.MergePatch(curJSON, data)
+	case types.JSONPatchType:
+		var p jsonpatch.Patch
+		if p, err = jsonpatch.DecodePatch(data); err == nil {
+			out, err = p.Apply(curJSON)
+		}
+	case types.StrategicMergePatchType:
+		if !k.isBuiltin() {
+			return nil, apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "patch", k.gr, obj.GetName(),
+				fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json (strategic merge patch is for built-in kinds only; %s is a custom resource)", k.gvk.Kind), 0, false)
+		}
+		out, err = strategicpatch.StrategicMergePatch(curJSON, data, k.newObject())
+	default:
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("patch type %q is not supported (use merge, JSON or strategic merge patch)", pt))
+	}
+	if err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("applying %s patch to %s %s: %v", pt, k.gvk.Kind, obj.GetName(), err))
+	}
+	res := k.newObject()
+	if err := json.Unmarshal(out, res); err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the patched %s %s does not decode: %v", k.gvk.Kind, obj.GetName(), err))
+	}
+	return res, nil
+}
+
+// Apply implements client.Writer; server-side apply is not modelled.
+func (c *Client) Apply(context.Context, runtime.ApplyConfiguration, ...client.ApplyOption) error {
+	return ErrApplyNotSupported
+}
+
+// Delete implements client.Writer.
+func (c *Client) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
+	k, err := c.cluster.Store.kinds.forObject(obj)
+	if err != nil {
+		return err
+	}
+	o := (&client.DeleteOptions{}).ApplyOptions(opts)
+	c.enter(ctx)
+	return c.delete(k, obj.GetNamespace(), obj.GetName(), o, "")
+}
+
+func (c *Client) delete(k *kindInfo, namespace, name string, o *client.DeleteOptions, detail string) error {
+	head := c.cluster.Store.rev
+	ch, err := c.cluster.Store.Delete(k, namespace, name, DeleteOptions{Preconditions: o.Preconditions, PropagationPolicy: o.PropagationPolicy, GracePeriodSeconds: o.GracePeriodSeconds})
+	e := model.Event{Op: model.OpDelete, Kind: k.gvk.Kind, Namespace: namespace, Name: name, HeadRev: head, Err: errString(err), Detail: detail}
+	if !k.namespaced {
+		e.Namespace = ""
+	}
+	if ch != nil {
+		e.Rev, e.Change, e.Object = ch.Rev, ch.Type, ch.Object
+	}
+	c.record(e)
+	return err
+}
+
+// DeleteAllOf implements client.Writer: it deletes every object of the kind
+// matching the options at the store's head, one recorded delete each.
+func (c *Client) DeleteAllOf(ctx context.Context, obj client.Object, opts ...client.DeleteAllOfOption) error {
+	k, err := c.cluster.Store.kinds.forObject(obj)
+	if err != nil {
+		return err
+	}
+	o := (&client.DeleteAllOfOptions{}).ApplyOptions(opts)
+	if k.namespaced && o.Namespace == "" {
+		return apierrors.NewBadRequest("DeleteAllOf of a namespaced kind needs client.InNamespace")
+	}
+	c.enter(ctx)
+	objs, err := c.cluster.Store.list(k, &ListOptions{Namespace: o.Namespace, Labels: o.LabelSelector, Fields: o.FieldSelector})
+	if err != nil {
+		c.record(model.Event{Op: model.OpDeleteAllOf, Kind: k.gvk.Kind, Namespace: o.Namespace, Err: errString(err)})
+		return err
+	}
+	for _, obj := range objs {
+		if err := c.delete(k, obj.GetNamespace(), obj.GetName(), &o.DeleteOptions, "DeleteAllOf"); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+// Status implements client.StatusClient.
+func (c *Client) Status() client.SubResourceWriter { return &statusClient{c} }
+
+// SubResource implements client.SubResourceClientConstructor; only "status"
+// exists in the simulated apiserver.
+func (c *Client) SubResource(sub string) client.SubResourceClient {
+	if sub != "status" {
+		return unsupportedSubResource(sub)
+	}
+	return &statusClient{c}
+}
+
+type statusClient struct{ c *Client }
+
+func (s *statusClient) Get(ctx context.Context, obj client.Object, sub client.Object, _ ...client.SubResourceGetOption) error {
+	return fmt.Errorf("opcheck: Get of the status subresource into a separate object is not supported; use client.Get")
+}
+
+func (s *statusClient) Create(context.Context, client.Object, client.Object, ...client.SubResourceCreateOption) error {
+	return apierrors.NewMethodNotSupported(schema.GroupResource{Resource: "status"}, "create")
+}
+
+func (s *statusClient) Update(ctx context.Context, obj client.Object, _ ...client.SubResourceUpdateOption) error {
+	return s.c.update(ctx, obj, true)
+}
+
+func (s *statusClient) Patch(ctx context.Context, obj client.Object, patch client.Patch, _ ...client.SubResourcePatchOption) error {
+	return s.c.patch(ctx, obj, patch, true)
+}
+
+func (s *statusClient) Apply(context.Context, runtime.ApplyConfiguration, ...client.SubResourceApplyOption) error {
+	return ErrApplyNotSupported
+}
+
+type unsupportedSubResource string
+
+func (u unsupportedSubResource) err() error {
+	return fmt.Errorf("opcheck: subresource %q is not modelled (only status is); see docs/fidelity.md", string(u))
+}
+func (u unsupportedSubResource) Get(context.Context, client.Object, client.Object, ...client.SubResourceGetOption) error {
+	return u.err()
+}
+func (u unsupportedSubResource) Create(context.Context, client.Object, client.Object, ...client.SubResourceCreateOption) error {
+	return u.err()
+}
+func (u unsupportedSubResource) Update(context.Context, client.Object, ...client.SubResourceUpdateOption) error {
+	return u.err()
+}
+func (u unsupportedSubResource) Patch(context.Context, client.Object, client.Patch, ...client.SubResourcePatchOption) error {
+	return u.err()
+}
+func (u unsupportedSubResource) Apply(context.Context, runtime.ApplyConfiguration, ...client.SubResourceApplyOption) error {
+	return u.err()
+}

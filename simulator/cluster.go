@@ -1,0 +1,89 @@
+package simulator
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/opcheck/opcheck/model"
+)
+
+// Cluster is the still picture of a simulated control plane: one store, N
+// apiservers over it, the logical clock and the history every API call is
+// recorded into. The world (world.go) sets it in motion.
+type Cluster struct {
+	Store   *Store
+	Servers []*APIServer
+	Clock   *model.Clock
+	History model.History
+	// OnEvent, when set, sees every event as it is recorded (the explorer
+	// checks properties online through it).
+	OnEvent func(e *model.Event)
+}
+
+// ClusterOptions configure a cluster.
+type ClusterOptions struct {
+	// APIServers is the number of apiservers (default 1).
+	APIServers int
+	StoreOptions
+}
+
+// NewCluster builds an empty cluster over scheme.
+func NewCluster(scheme *runtime.Scheme, opts ClusterOptions) *Cluster {
+	n := opts.APIServers
+	if n < 1 {
+		n = 1
+	}
+	c := &Cluster{Clock: &model.Clock{}}
+	c.Store = NewStore(scheme, c.Clock, opts.StoreOptions)
+	for i := 1; i <= n; i++ {
+		c.Servers = append(c.Servers, NewAPIServer(i, c.Store))
+	}
+	return c
+}
+
+// Server returns apiserver id (1-based).
+func (c *Cluster) Server(id int) *APIServer {
+	if id < 1 || id > len(c.Servers) {
+		panic(fmt.Sprintf("simulator: apiserver-%d does not exist (the cluster has %d)", id, len(c.Servers)))
+	}
+	return c.Servers[id-1]
+}
+
+// Record appends an event to the history, numbering it and stamping it with
+// the logical time.
+func (c *Cluster) Record(e model.Event) {
+	e.Step = len(c.History.Events) + 1
+	e.Time = c.Clock.Now()
+	c.History.Events = append(c.History.Events, e)
+	if c.OnEvent != nil {
+		c.OnEvent(&c.History.Events[len(c.History.Events)-1])
+	}
+}
+
+// Client returns a client.Client for actor talking to apiserver id. Its
+// reads are served from that apiserver's watch caches (as an informer's
+// list would be) unless quorum is set.
+func (c *Cluster) Client(actor model.Actor, id int, quorum bool) *Client {
+	return &Client{
+		cluster: c,
+		server:  c.Server(id),
+		actor:   actor,
+		reads:   serverReads{server: c.Server(id), quorum: quorum},
+	}
+}
+
+// Seed stores initial objects with their status as given and records them
+// as the user's creations.
+func (c *Cluster) Seed(objs ...client.Object) error {
+	for _, obj := range objs {
+		head := c.Store.Revision()
+		ch, err := c.Store.Seed(obj)
+		if err != nil {
+			return fmt.Errorf("seeding %T %s/%s: %w", obj, obj.GetNamespace(), obj.GetName(), err)
+		}
+		c.Record(model.Event{Actor: model.ActorUser, Op: model.OpCreate, Kind: ch.KindName(), Namespace: ch.Object.GetNamespace(), Name: ch.Object.GetName(), HeadRev: head, Rev: ch.Rev, Change: ch.Type, Object: ch.Object, Detail: "seed"})
+	}
+	return nil
+}

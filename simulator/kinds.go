@@ -1,0 +1,173 @@
+package simulator
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+)
+
+// clusterScopedKinds are the built-in kinds that live outside namespaces.
+// A user's cluster-scoped CRD kinds are declared with Options.ClusterScoped.
+var clusterScopedKinds = map[schema.GroupKind]bool{
+	{Kind: "Namespace"}:        true,
+	{Kind: "Node"}:             true,
+	{Kind: "PersistentVolume"}: true,
+	{Group: "storage.k8s.io", Kind: "StorageClass"}:                   true,
+	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}:         true,
+	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}:  true,
+	{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}: true,
+	{Group: "scheduling.k8s.io", Kind: "PriorityClass"}:               true,
+}
+
+// kindInfo is what the store knows about one resource type. It is built once
+// per kind, on first use, so the hot path never reflects over the scheme.
+type kindInfo struct {
+	gvk        schema.GroupVersionKind
+	gk         schema.GroupKind
+	gr         schema.GroupResource
+	namespaced bool
+	// hasStatus: the kind has a status subresource, so main-resource writes
+	// keep the stored status and status writes change only status.
+	hasStatus bool
+	// statusField and metaField are struct field indexes used to copy status
+	// and compare spec without reflection by name on every write.
+	statusField int
+	specFields  []int // every field except TypeMeta, ObjectMeta and Status
+	typ         reflect.Type
+	order       int // first-use order: deterministic tie breaks between kinds
+}
+
+func (k *kindInfo) String() string { return k.gvk.Kind }
+
+// newObject returns a fresh zero object of this kind.
+func (k *kindInfo) newObject() client.Object {
+	return reflect.New(k.typ).Interface().(client.Object)
+}
+
+// kindRegistry maps Go types and GVKs to kindInfo.
+type kindRegistry struct {
+	scheme        *runtime.Scheme
+	byType        map[reflect.Type]*kindInfo
+	byGK          map[schema.GroupKind]*kindInfo
+	ordered       []*kindInfo
+	clusterScoped map[schema.GroupKind]bool
+	noStatus      map[schema.GroupKind]bool
+}
+
+func newKindRegistry(scheme *runtime.Scheme, clusterScoped, noStatus []schema.GroupKind) *kindRegistry {
+	r := &kindRegistry{
+		scheme:        scheme,
+		byType:        map[reflect.Type]*kindInfo{},
+		byGK:          map[schema.GroupKind]*kindInfo{},
+		clusterScoped: map[schema.GroupKind]bool{},
+		noStatus:      map[schema.GroupKind]bool{},
+	}
+	for gk := range clusterScopedKinds {
+		r.clusterScoped[gk] = true
+	}
+	for _, gk := range clusterScoped {
+		r.clusterScoped[gk] = true
+	}
+	for _, gk := range noStatus {
+		r.noStatus[gk] = true
+	}
+	return r
+}
+
+// forObject returns the kind of a typed object. Unstructured objects are
+// resolved through their apiVersion/kind.
+func (r *kindRegistry) forObject(obj runtime.Object) (*kindInfo, error) {
+	t := reflect.TypeOf(obj)
+	if k, ok := r.byType[t]; ok {
+		return k, nil
+	}
+	gvk, err := apiutil.GVKForObject(obj, r.scheme)
+	if err != nil {
+		return nil, fmt.Errorf("opcheck: %T is not registered in the scenario's scheme: add its AddToScheme to the scheme (%w)", obj, err)
+	}
+	if strings.HasSuffix(gvk.Kind, "List") && meta.IsListType(obj) {
+		return r.forListGVK(gvk)
+	}
+	k, err := r.forGVK(gvk)
+	if err != nil {
+		return nil, err
+	}
+	if t.Kind() == reflect.Pointer && t.Elem() == k.typ {
+		r.byType[t] = k
+	}
+	return k, nil
+}
+
+func (r *kindRegistry) forListGVK(listGVK schema.GroupVersionKind) (*kindInfo, error) {
+	gvk := listGVK
+	gvk.Kind = strings.TrimSuffix(gvk.Kind, "List")
+	return r.forGVK(gvk)
+}
+
+// forGVK returns the kind for a GVK, building its info on first use.
+func (r *kindRegistry) forGVK(gvk schema.GroupVersionKind) (*kindInfo, error) {
+	if k, ok := r.byGK[gvk.GroupKind()]; ok {
+		return k, nil
+	}
+	proto, err := r.scheme.New(gvk)
+	if err != nil {
+		return nil, fmt.Errorf("opcheck: kind %s is not registered in the scenario's scheme: add its AddToScheme to the scheme (%w)", gvk, err)
+	}
+	t := reflect.TypeOf(proto)
+	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+		return nil, fmt.Errorf("opcheck: kind %s is %T, want a pointer to a struct (typed objects only)", gvk, proto)
+	}
+	if _, ok := proto.(client.Object); !ok {
+		return nil, fmt.Errorf("opcheck: kind %s (%T) has no ObjectMeta", gvk, proto)
+	}
+	st := t.Elem()
+	plural, _ := meta.UnsafeGuessKindToResource(gvk)
+	k := &kindInfo{
+		gvk:         gvk,
+		gk:          gvk.GroupKind(),
+		gr:          plural.GroupResource(),
+		namespaced:  !r.clusterScoped[gvk.GroupKind()],
+		statusField: -1,
+		typ:         st,
+		order:       len(r.ordered),
+	}
+	for i := 0; i < st.NumField(); i++ {
+		f := st.Field(i)
+		switch f.Name {
+		case "TypeMeta", "ObjectMeta":
+		case "Status":
+			k.statusField = i
+		default:
+			k.specFields = append(k.specFields, i)
+		}
+	}
+	k.hasStatus = k.statusField >= 0 && !r.noStatus[k.gk]
+	r.byGK[k.gk] = k
+	r.byType[t] = k
+	r.ordered = append(r.ordered, k)
+	return k, nil
+}
+
+// restMapper returns a RESTMapper that knows every kind of the scheme, with
+// the scope the store gives it.
+func (r *kindRegistry) restMapper() meta.RESTMapper {
+	gvs := r.scheme.PrioritizedVersionsAllGroups()
+	m := meta.NewDefaultRESTMapper(gvs)
+	for gvk := range r.scheme.AllKnownTypes() {
+		if strings.HasSuffix(gvk.Kind, "List") || strings.HasSuffix(gvk.Kind, "Options") || gvk.Kind == "WatchEvent" || gvk.Kind == "Status" {
+			continue
+		}
+		scope := meta.RESTScopeNamespace
+		if r.clusterScoped[gvk.GroupKind()] {
+			scope = meta.RESTScopeRoot
+		}
+		m.Add(gvk, scope)
+	}
+	return m
+}

@@ -1,0 +1,557 @@
+package simulator
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/opcheck/opcheck/model"
+)
+
+// Finalizers the store itself understands.
+const (
+	FinalizerForeground = metav1.FinalizerDeleteDependents // "foregroundDeletion"
+	FinalizerOrphan     = metav1.FinalizerOrphanDependents // "orphan"
+)
+
+// DefaultPodGracePeriodSeconds is used when a pod deletion names no grace
+// period and the pod spec has none.
+const DefaultPodGracePeriodSeconds = 30
+
+// Change is one write the store committed: one revision of its history.
+// Object is the object as stored after the write (for a deletion, its last
+// state, carrying the deletion's revision as resourceVersion). Objects held
+// by the store are never mutated; readers get deep copies.
+type Change struct {
+	Rev    model.Revision
+	Type   model.ChangeType
+	Kind   *kindInfo
+	Key    string // namespace/name, or name for cluster-scoped kinds
+	Object client.Object
+}
+
+// KindName is the object kind of the change, e.g. "Pod".
+func (c *Change) KindName() string { return c.Kind.gvk.Kind }
+
+// kindData is the store's table for one kind.
+type kindData struct {
+	info    *kindInfo
+	objects map[string]client.Object
+	changes []*Change // every change of this kind, in revision order
+}
+
+// Store is an etcd-like store: one global revision bumped by every write, the
+// latest object per key, and the full history of every change. It
+// implements the apiserver's registry semantics (validation, resourceVersion
+// preconditions, generation, status subresource, finalizers, graceful
+// deletion) because every write in a real cluster meets them at the same
+// linearization point, whichever apiserver it went through.
+type Store struct {
+	kinds   *kindRegistry
+	tables  map[*kindInfo]*kindData
+	rev     model.Revision
+	history []*Change
+	clock   *model.Clock
+
+	uidSeq  uint64
+	nameSeq uint64
+}
+
+// NewStore returns an empty store at revision 0 over the scheme's kinds.
+func NewStore(scheme *runtime.Scheme, clock *model.Clock, opts StoreOptions) *Store {
+	if clock == nil {
+		clock = &model.Clock{}
+	}
+	return &Store{
+		kinds:  newKindRegistry(scheme, opts.ClusterScoped, opts.NoStatusSubresource),
+		tables: map[*kindInfo]*kindData{},
+		clock:  clock,
+	}
+}
+
+// StoreOptions tunes the store's knowledge of kinds.
+type StoreOptions struct {
+	// ClusterScoped lists CRD kinds that are cluster-scoped (built-in ones
+	// are known).
+	ClusterScoped []schema.GroupKind
+	// NoStatusSubresource lists kinds with a Status field whose API has no
+	// status subresource (CRDs without `subresources: status`).
+	NoStatusSubresource []schema.GroupKind
+}
+
+// Revision returns the store's current (head) revision.
+func (s *Store) Revision() model.Revision { return s.rev }
+
+// History returns every change in revision order. The slice must not be
+// modified.
+func (s *Store) History() []*Change { return s.history }
+
+// Clock returns the logical clock the store stamps objects with.
+func (s *Store) Clock() *model.Clock { return s.clock }
+
+// Scheme returns the scheme the store resolves kinds with.
+func (s *Store) Scheme() *runtime.Scheme { return s.kinds.scheme }
+
+func (s *Store) table(k *kindInfo) *kindData {
+	t := s.tables[k]
+	if t == nil {
+		t = &kindData{info: k, objects: map[string]client.Object{}}
+		s.tables[k] = t
+	}
+	return t
+}
+
+func objectKey(k *kindInfo, namespace, name string) string {
+	if !k.namespaced {
+		return name
+	}
+	return namespace + "/" + name
+}
+
+// commit records one change at the next revision. obj is owned by the store
+// from here on.
+func (s *Store) commit(k *kindInfo, key string, typ model.ChangeType, obj client.Object) *Change {
+	s.rev++
+	obj.SetResourceVersion(s.rev.String())
+	c := &Change{Rev: s.rev, Type: typ, Kind: k, Key: key, Object: obj}
+	s.history = append(s.history, c)
+	t := s.table(k)
+	t.changes = append(t.changes, c)
+	if typ == model.ChangeDeleted {
+		delete(t.objects, key)
+	} else {
+		t.objects[key] = obj
+	}
+	return c
+}
+
+// copyObject deep-copies a stored object for a caller.
+func copyObject(obj client.Object) client.Object { return obj.DeepCopyObject().(client.Object) }
+
+// setTypeMeta stamps apiVersion and kind, so stored objects (and history
+// events) always say what they are.
+func setTypeMeta(k *kindInfo, obj client.Object) {
+	obj.GetObjectKind().SetGroupVersionKind(k.gvk)
+}
+
+func (s *Store) newUID() types.UID {
+	s.uidSeq++
+	return types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012d", s.uidSeq))
+}
+
+// nameSuffixAlphabet is the alphabet the apiserver uses for generateName
+// suffixes (no vowels, no look-alike digits); the suffix itself comes from a
+// counter so names are identical across runs.
+const nameSuffixAlphabet = "bcdfghjklmnpqrstvwxz2456789"
+
+func (s *Store) generateSuffix() string {
+	s.nameSeq++
+	n := s.nameSeq
+	var b [5]byte
+	for i := len(b) - 1; i >= 0; i-- {
+		b[i] = nameSuffixAlphabet[n%uint64(len(nameSuffixAlphabet))]
+		n /= uint64(len(nameSuffixAlphabet))
+	}
+	return string(b[:])
+}
+
+func (s *Store) now() metav1.Time { return metav1.NewTime(s.clock.Wall()) }
+
+// KindOf resolves the kind of a typed object.
+func (s *Store) KindOf(obj runtime.Object) (*kindInfo, error) { return s.kinds.forObject(obj) }
+
+// Get returns a deep copy of the latest object at key (a quorum read).
+func (s *Store) Get(k *kindInfo, namespace, name string) (client.Object, error) {
+	obj, ok := s.table(k).objects[objectKey(k, namespace, name)]
+	if !ok {
+		return nil, apierrors.NewNotFound(k.gr, name)
+	}
+	return copyObject(obj), nil
+}
+
+// peek returns the stored object itself, not a copy: for the simulator's own
+// read-only use.
+func (s *Store) peek(k *kindInfo, key string) (client.Object, bool) {
+	obj, ok := s.table(k).objects[key]
+	return obj, ok
+}
+
+// ListOptions selects objects in a list.
+type ListOptions struct {
+	Namespace string
+	Labels    labels.Selector
+	Fields    fields.Selector
+}
+
+// matches reports whether obj passes the namespace, label and field
+// selectors. Only metadata.name and metadata.namespace field selectors exist
+// here; validateFieldSelector refuses the others up front.
+func (o *ListOptions) matches(obj client.Object) bool {
+	if o.Namespace != "" && obj.GetNamespace() != o.Namespace {
+		return false
+	}
+	if o.Labels != nil && !o.Labels.Empty() && !o.Labels.Matches(labels.Set(obj.GetLabels())) {
+		return false
+	}
+	if o.Fields != nil && !o.Fields.Empty() && !o.Fields.Matches(fields.Set{"metadata.name": obj.GetName(), "metadata.namespace": obj.GetNamespace()}) {
+		return false
+	}
+	return true
+}
+
+func validateFieldSelector(sel fields.Selector) error {
+	if sel == nil {
+		return nil
+	}
+	for _, r := range sel.Requirements() {
+		if r.Field != "metadata.name" && r.Field != "metadata.namespace" {
+			return apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s (opcheck serves field selectors on metadata.name and metadata.namespace only; filter in your code or use a label)", r.Field))
+		}
+	}
+	return nil
+}
+
+// selectSorted filters objects and sorts them by key, so every list is in
+// the same order on every run (etcd returns lists in key order too).
+func selectSorted(objects map[string]client.Object, o *ListOptions) []client.Object {
+	keys := make([]string, 0, len(objects))
+	for key, obj := range objects {
+		if o.matches(obj) {
+			keys = append(keys, key)
+		}
+	}
+	slices.Sort(keys)
+	out := make([]client.Object, len(keys))
+	for i, key := range keys {
+		out[i] = objects[key]
+	}
+	return out
+}
+
+// List returns the stored objects (not copies) matching o at the head, in
+// key order.
+func (s *Store) list(k *kindInfo, o *ListOptions) ([]client.Object, error) {
+	if err := validateFieldSelector(o.Fields); err != nil {
+		return nil, err
+	}
+	return selectSorted(s.table(k).objects, o), nil
+}
+
+func (s *Store) validateMeta(k *kindInfo, obj client.Object) error {
+	var errs field.ErrorList
+	if obj.GetName() == "" {
+		errs = append(errs, field.Required(field.NewPath("metadata", "name"), "name or generateName is required"))
+	} else if msgs := validation.IsDNS1123Subdomain(obj.GetName()); len(msgs) > 0 {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), obj.GetName(), strings.Join(msgs, "; ")))
+	}
+	if k.namespaced && obj.GetNamespace() == "" {
+		errs = append(errs, field.Required(field.NewPath("metadata", "namespace"), "namespaced kinds need a namespace (set it on the object or use client.InNamespace)"))
+	}
+	if len(errs) > 0 {
+		return apierrors.NewInvalid(k.gk, obj.GetName(), errs)
+	}
+	return nil
+}
+
+// Create stores a new object: name from generateName if needed, UID,
+// creationTimestamp, generation 1, resourceVersion. For kinds with a status
+// subresource the status of the request is dropped, as the apiserver does.
+func (s *Store) Create(obj client.Object) (*Change, error) {
+	k, err := s.kinds.forObject(obj)
+	if err != nil {
+		return nil, err
+	}
+	return s.create(k, obj, false)
+}
+
+// Seed stores an object as given, status included: for a scenario's initial
+// objects, which a real cluster would have reached through many writes.
+func (s *Store) Seed(obj client.Object) (*Change, error) {
+	k, err := s.kinds.forObject(obj)
+	if err != nil {
+		return nil, err
+	}
+	return s.create(k, obj, true)
+}
+
+func (s *Store) create(k *kindInfo, in client.Object, keepStatus bool) (*Change, error) {
+	if in.GetResourceVersion() != "" {
+		return nil, apierrors.NewBadRequest("resourceVersion should not be set on objects to be created")
+	}
+	obj := copyObject(in)
+	setTypeMeta(k, obj)
+	if !k.namespaced {
+		obj.SetNamespace("")
+	}
+	if obj.GetName() == "" && obj.GetGenerateName() != "" {
+		obj.SetName(obj.GetGenerateName() + s.generateSuffix())
+	}
+	if err := s.validateMeta(k, obj); err != nil {
+		return nil, err
+	}
+	key := objectKey(k, obj.GetNamespace(), obj.GetName())
+	if _, exists := s.table(k).objects[key]; exists {
+		return nil, apierrors.NewAlreadyExists(k.gr, obj.GetName())
+	}
+	if k.hasStatus && !keepStatus {
+		zeroStatus(k, obj)
+	}
+	obj.SetUID(s.newUID())
+	obj.SetCreationTimestamp(s.now())
+	obj.SetGeneration(1)
+	obj.SetDeletionTimestamp(nil)
+	obj.SetDeletionGracePeriodSeconds(nil)
+	obj.SetManagedFields(nil)
+	return s.commit(k, key, model.ChangeAdded, obj), nil
+}
+
+func zeroStatus(k *kindInfo, obj client.Object) {
+	f := reflect.ValueOf(obj).Elem().Field(k.statusField)
+	f.Set(reflect.Zero(f.Type()))
+}
+
+func copyStatus(k *kindInfo, dst, src client.Object) {
+	reflect.ValueOf(dst).Elem().Field(k.statusField).Set(reflect.ValueOf(src).Elem().Field(k.statusField))
+}
+
+// specEqual compares every top-level field but metadata and status: a change
+// there is a spec change and bumps metadata.generation.
+func specEqual(k *kindInfo, a, b client.Object) bool {
+	va, vb := reflect.ValueOf(a).Elem(), reflect.ValueOf(b).Elem()
+	for _, i := range k.specFields {
+		if !equality.Semantic.DeepEqual(va.Field(i).Interface(), vb.Field(i).Interface()) {
+			return false
+		}
+	}
+	return true
+}
+
+// isBuiltin reports whether the kind is a Kubernetes built-in (k8s.io/api);
+// those allow unconditional updates, custom resources do not.
+func (k *kindInfo) isBuiltin() bool { return strings.HasPrefix(k.typ.PkgPath(), "k8s.io/api/") }
+
+func conflict(k *kindInfo, name, why string) error {
+	return apierrors.NewConflict(k.gr, name, fmt.Errorf("%s", why))
+}
+
+const conflictModified = "the object has been modified; please apply your changes to the latest version and try again"
+
+// checkPreconditions applies the resourceVersion and UID preconditions of
+// an update.
+func (s *Store) checkPreconditions(k *kindInfo, in, old client.Object) error {
+	rv := in.GetResourceVersion()
+	if rv == "" {
+		if !k.isBuiltin() {
+			return apierrors.NewInvalid(k.gk, in.GetName(), field.ErrorList{field.Invalid(field.NewPath("metadata", "resourceVersion"), "", "must be specified for an update (read the object first and update what you read)")})
+		}
+	} else if rv != old.GetResourceVersion() {
+		if _, err := strconv.ParseUint(rv, 10, 64); err != nil {
+			return apierrors.NewBadRequest(fmt.Sprintf("invalid resourceVersion %q: want the decimal resourceVersion of an object you read", rv))
+		}
+		return conflict(k, in.GetName(), conflictModified)
+	}
+	if uid := in.GetUID(); uid != "" && uid != old.GetUID() {
+		return conflict(k, in.GetName(), fmt.Sprintf("Precondition failed: UID in precondition: %s, UID in object meta: %s", uid, old.GetUID()))
+	}
+	return nil
+}
+
+// Update writes the main resource: spec and metadata. The stored status is
+// kept for kinds with a status subresource; generation is bumped on spec
+// changes; an update that changes nothing is not a write (no new revision),
+// as in a real apiserver. Removing the last finalizer of an object being
+// deleted deletes it.
+func (s *Store) Update(in client.Object) (*Change, client.Object, error) {
+	k, err := s.kinds.forObject(in)
+	if err != nil {
+		return nil, nil, err
+	}
+	if k.namespaced && in.GetNamespace() == "" {
+		return nil, nil, s.validateMeta(k, in)
+	}
+	key := objectKey(k, in.GetNamespace(), in.GetName())
+	old, ok := s.table(k).objects[key]
+	if !ok {
+		return nil, nil, apierrors.NewNotFound(k.gr, in.GetName())
+	}
+	if err := s.checkPreconditions(k, in, old); err != nil {
+		return nil, nil, err
+	}
+	obj := copyObject(in)
+	setTypeMeta(k, obj)
+	if !k.namespaced {
+		obj.SetNamespace("")
+	}
+	obj.SetUID(old.GetUID())
+	obj.SetCreationTimestamp(old.GetCreationTimestamp())
+	obj.SetDeletionTimestamp(old.GetDeletionTimestamp())
+	obj.SetDeletionGracePeriodSeconds(old.GetDeletionGracePeriodSeconds())
+	obj.SetGeneration(old.GetGeneration())
+	obj.SetResourceVersion(old.GetResourceVersion())
+	obj.SetManagedFields(nil)
+	if k.hasStatus {
+		copyStatus(k, obj, old)
+	}
+	if old.GetDeletionTimestamp() != nil {
+		for _, f := range obj.GetFinalizers() {
+			if !slices.Contains(old.GetFinalizers(), f) {
+				return nil, nil, apierrors.NewInvalid(k.gk, in.GetName(), field.ErrorList{field.Forbidden(field.NewPath("metadata", "finalizers"), fmt.Sprintf("no new finalizers can be added if the object is being deleted, found new finalizers %q", f))})
+			}
+		}
+	}
+	if !specEqual(k, obj, old) {
+		obj.SetGeneration(old.GetGeneration() + 1)
+	}
+	return s.write(k, key, obj, old)
+}
+
+// write commits obj over old unless nothing changed; an object being deleted
+// whose finalizers are all gone is deleted.
+func (s *Store) write(k *kindInfo, key string, obj, old client.Object) (*Change, client.Object, error) {
+	if obj.GetDeletionTimestamp() != nil && len(obj.GetFinalizers()) == 0 && !isGracefulPending(k, obj) {
+		return s.commit(k, key, model.ChangeDeleted, obj), obj, nil
+	}
+	if equality.Semantic.DeepEqual(obj, old) {
+		return nil, old, nil
+	}
+	return s.commit(k, key, model.ChangeModified, obj), obj, nil
+}
+
+// isGracefulPending: a pod in graceful deletion stays until the kubelet
+// confirms (deletes it again with grace period 0), finalizers or not.
+func isGracefulPending(k *kindInfo, obj client.Object) bool {
+	if !isPodKind(k) {
+		return false
+	}
+	g := obj.GetDeletionGracePeriodSeconds()
+	return g != nil && *g > 0
+}
+
+func isPodKind(k *kindInfo) bool { return k.gk.Group == "" && k.gk.Kind == "Pod" }
+
+// UpdateStatus writes the status subresource: only status changes; metadata
+// and spec of the request are ignored; generation is not bumped.
+func (s *Store) UpdateStatus(in client.Object) (*Change, client.Object, error) {
+	k, err := s.kinds.forObject(in)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !k.hasStatus {
+		return nil, nil, apierrors.NewNotFound(schema.GroupResource{Group: k.gr.Group, Resource: k.gr.Resource + "/status"}, in.GetName())
+	}
+	key := objectKey(k, in.GetNamespace(), in.GetName())
+	old, ok := s.table(k).objects[key]
+	if !ok {
+		return nil, nil, apierrors.NewNotFound(k.gr, in.GetName())
+	}
+	if err := s.checkPreconditions(k, in, old); err != nil {
+		return nil, nil, err
+	}
+	obj := copyObject(old)
+	copyStatus(k, obj, copyObject(in))
+	return s.write(k, key, obj, old)
+}
+
+// DeleteOptions are the options of one delete.
+type DeleteOptions struct {
+	Preconditions      *metav1.Preconditions
+	PropagationPolicy  *metav1.DeletionPropagation
+	GracePeriodSeconds *int64
+}
+
+// Delete deletes an object, or starts its deletion: objects with finalizers
+// (including the foregroundDeletion and orphan finalizers that the
+// propagation policy adds) and pods in graceful deletion get a
+// deletionTimestamp and stay until the last finalizer is removed (and, for
+// pods, the kubelet confirms). Deleting an object already being deleted
+// changes nothing.
+func (s *Store) Delete(k *kindInfo, namespace, name string, opts DeleteOptions) (*Change, error) {
+	key := objectKey(k, namespace, name)
+	old, ok := s.table(k).objects[key]
+	if !ok {
+		return nil, apierrors.NewNotFound(k.gr, name)
+	}
+	if p := opts.Preconditions; p != nil {
+		if p.UID != nil && *p.UID != old.GetUID() {
+			return nil, conflict(k, name, fmt.Sprintf("Precondition failed: UID in precondition: %s, UID in object meta: %s", *p.UID, old.GetUID()))
+		}
+		if p.ResourceVersion != nil && *p.ResourceVersion != old.GetResourceVersion() {
+			return nil, conflict(k, name, fmt.Sprintf("Precondition failed: ResourceVersion in precondition: %s, ResourceVersion in object meta: %s", *p.ResourceVersion, old.GetResourceVersion()))
+		}
+	}
+	obj := copyObject(old)
+	finalizers := obj.GetFinalizers()
+	if opts.PropagationPolicy != nil {
+		switch *opts.PropagationPolicy {
+		case metav1.DeletePropagationForeground:
+			if !slices.Contains(finalizers, FinalizerForeground) {
+				finalizers = append(finalizers, FinalizerForeground)
+			}
+		case metav1.DeletePropagationOrphan:
+			if !slices.Contains(finalizers, FinalizerOrphan) {
+				finalizers = append(finalizers, FinalizerOrphan)
+			}
+		case metav1.DeletePropagationBackground:
+		default:
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("unknown propagationPolicy %q (want Foreground, Background or Orphan)", *opts.PropagationPolicy))
+		}
+	}
+	if old.GetDeletionTimestamp() != nil {
+		// Already terminating: a pod's grace period can only shorten, and a
+		// grace period of 0 is the kubelet's confirmation.
+		if isPodKind(k) && opts.GracePeriodSeconds != nil {
+			if cur := old.GetDeletionGracePeriodSeconds(); cur != nil && *opts.GracePeriodSeconds < *cur {
+				g := *opts.GracePeriodSeconds
+				obj.SetDeletionGracePeriodSeconds(&g)
+			}
+		}
+		obj.SetFinalizers(finalizers)
+		c, _, err := s.write(k, key, obj, old)
+		return c, err
+	}
+	var grace int64
+	if isPodKind(k) {
+		grace = DefaultPodGracePeriodSeconds
+		if opts.GracePeriodSeconds != nil {
+			grace = *opts.GracePeriodSeconds
+		} else if g := podSpecGrace(obj); g != nil {
+			grace = *g
+		}
+	}
+	if len(finalizers) == 0 && grace == 0 {
+		return s.commit(k, key, model.ChangeDeleted, obj), nil
+	}
+	now := s.now()
+	obj.SetDeletionTimestamp(&now)
+	obj.SetDeletionGracePeriodSeconds(&grace)
+	obj.SetFinalizers(finalizers)
+	return s.commit(k, key, model.ChangeModified, obj), nil
+}
+
+// podSpecGrace reads spec.terminationGracePeriodSeconds of a pod without
+// importing core types into the generic path.
+func podSpecGrace(obj client.Object) *int64 {
+	v := reflect.ValueOf(obj).Elem().FieldByName("Spec")
+	if !v.IsValid() {
+		return nil
+	}
+	g := v.FieldByName("TerminationGracePeriodSeconds")
+	if !g.IsValid() || g.IsNil() {
+		return nil
+	}
+	return g.Interface().(*int64)
+}
