@@ -1,0 +1,491 @@
+package properties
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/opcheck/opcheck/model"
+)
+
+// IsController reports whether a is a controller under test, an actor named
+// "controller/<name>" (see model.ControllerActor).
+func IsController(a model.Actor) bool { return strings.HasPrefix(string(a), "controller/") }
+
+// monitorFuncs adapts two functions to Monitor; a nil function reports
+// nothing.
+type monitorFuncs struct {
+	observe func(s *State, e *model.Event) *Violation
+	finish  func(s *State, h *model.History) *Violation
+}
+
+func (m monitorFuncs) Observe(s *State, e *model.Event) *Violation {
+	if m.observe == nil {
+		return nil
+	}
+	return m.observe(s, e)
+}
+
+func (m monitorFuncs) Finish(s *State, h *model.History) *Violation {
+	if m.finish == nil {
+		return nil
+	}
+	return m.finish(s, h)
+}
+
+// Observer builds a Monitor from its Observe function alone: the common case
+// of a safety property. A nil finish is allowed in MonitorFuncs too.
+func Observer(observe func(s *State, e *model.Event) *Violation) Monitor {
+	return monitorFuncs{observe: observe}
+}
+
+// MonitorFuncs builds a Monitor from two functions; either may be nil.
+func MonitorFuncs(observe func(s *State, e *model.Event) *Violation, finish func(s *State, h *model.History) *Violation) Monitor {
+	return monitorFuncs{observe: observe, finish: finish}
+}
+
+// describe renders "Kind namespace/name (rv=N)" for an object.
+func describe(kind, namespace, name string, obj runtime.Object) string {
+	s := kind + " " + ObjectKey(namespace, name)
+	if obj != nil {
+		if m, err := meta.Accessor(obj); err == nil && m.GetResourceVersion() != "" {
+			s += " (rv=" + m.GetResourceVersion() + ")"
+		}
+	}
+	return s
+}
+
+func apiserverName(server int) string {
+	if server <= 0 {
+		return "no apiserver"
+	}
+	return "apiserver-" + strconv.Itoa(server)
+}
+
+// staleRead is what NoDeleteOfLive remembers of a controller's latest stale
+// read.
+type staleRead struct {
+	step      int
+	op        model.Op
+	what      string // "Kind namespace/name" or "Kind in namespace"
+	server    int
+	readRev   model.Revision
+	headRev   model.Revision
+	gotRev    model.Revision // for a Get: the resourceVersion returned
+	storeRev  string         // for a Get: the resourceVersion the store held, "" if absent
+	storeHeld bool
+	versions  int    // for a List: how many objects it returned
+	err       string // the read's error, if any
+}
+
+func (r *staleRead) describe() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "step %d: %s %s, served by %s from a watch cache at revision %d while the store head was at revision %d",
+		r.step, r.op, r.what, apiserverName(r.server), r.readRev, r.headRev)
+	switch {
+	case r.err != "":
+		fmt.Fprintf(&b, "; it failed with %q", r.err)
+		if r.op == model.OpGet && r.storeHeld {
+			fmt.Fprintf(&b, " while the store held rv=%s", r.storeRev)
+		}
+	case r.op == model.OpGet:
+		fmt.Fprintf(&b, "; it returned rv=%d", r.gotRev)
+		if r.storeHeld {
+			fmt.Fprintf(&b, ", the store held rv=%s", r.storeRev)
+		} else {
+			b.WriteString(", the store no longer held the object")
+		}
+	case r.op == model.OpList:
+		fmt.Fprintf(&b, "; it returned %d object(s)", r.versions)
+	}
+	return b.String()
+}
+
+// NoDeleteOfLive is the safety property "a controller never deletes a live
+// object".
+//
+// The monitor flags the first event that
+//   - is a Delete or DeleteAllOf,
+//   - by a controller under test (IsController),
+//   - that succeeded (Err == ""),
+//   - of an object (the one stored under the event's Kind/Namespace/Name in
+//     the state before the delete, or else the event's Object) for which
+//     match returns true,
+//   - and that isLive in the state before the delete (the state the delete
+//     was made against).
+//
+// The explanation carries isLive's why and, if the same controller made a
+// stale read (a Get or List with Stale set) before the delete, the most
+// recent one: its step, the revision of the cache that served it, the store
+// head at that time and, for a Get, the resourceVersion it returned against
+// the one the store held. That read's step is in Related.
+//
+// A DeleteAllOf is judged on the object its event names; the simulator
+// records one event per object such a call deletes. A DeleteAllOf event
+// naming no object (no Name and no Object) is not judged. Deletes that set a
+// deletionTimestamp (objects with finalizers) count as deletes: the decision
+// to delete was made.
+func NoDeleteOfLive(name string, match func(obj runtime.Object) bool, isLive func(s *State, obj runtime.Object) (live bool, why string)) Property {
+	return Property{
+		Name:      name,
+		Statement: "a controller never deletes an object that is live at the revision of the delete",
+		Kind:      Safety,
+		NewMonitor: func() Monitor {
+			last := make(map[model.Actor]*staleRead)
+			return Observer(func(s *State, e *model.Event) *Violation {
+				if e.Op.IsRead() && e.Stale && IsController(e.Actor) {
+					r := &staleRead{step: e.Step, op: e.Op, server: e.Server, readRev: e.ReadRev, headRev: e.HeadRev, gotRev: e.Rev, versions: len(e.Versions), err: e.Err}
+					if e.Op == model.OpGet {
+						r.what = e.Kind + " " + e.Key()
+						if obj, ok := s.Get(e.Kind, e.Namespace, e.Name); ok {
+							r.storeHeld = true
+							if m, err := meta.Accessor(obj); err == nil {
+								r.storeRev = m.GetResourceVersion()
+							}
+						}
+					} else {
+						r.what = e.Kind
+						if e.Namespace != "" {
+							r.what += " in namespace " + e.Namespace
+						}
+					}
+					last[e.Actor] = r
+					return nil
+				}
+				if (e.Op != model.OpDelete && e.Op != model.OpDeleteAllOf) || e.Err != "" || !IsController(e.Actor) {
+					return nil
+				}
+				obj, ok := s.Get(e.Kind, e.Namespace, e.Name)
+				if !ok {
+					obj = e.Object
+				}
+				if obj == nil || !match(obj) {
+					return nil
+				}
+				live, why := isLive(s, obj)
+				if !live {
+					return nil
+				}
+				var b strings.Builder
+				fmt.Fprintf(&b, "%s deleted %s at step %d, against store revision %d.\n",
+					e.Actor, describe(e.Kind, e.Namespace, e.Name, obj), e.Step, s.Revision())
+				fmt.Fprintf(&b, "It was live at that revision: %s.\n", strings.TrimSuffix(why, "."))
+				v := &Violation{Step: e.Step, Event: *e}
+				if r := last[e.Actor]; r != nil {
+					fmt.Fprintf(&b, "The latest stale read by %s before the delete was at %s.", e.Actor, r.describe())
+					v.Related = []int{r.step}
+				} else {
+					fmt.Fprintf(&b, "No stale read by %s precedes the delete.", e.Actor)
+				}
+				v.Explanation = b.String()
+				return v
+			})
+		},
+	}
+}
+
+// replicasOf returns spec.replicas with the API default (1) for nil.
+func replicasOf(sts *appsv1.StatefulSet) int32 {
+	if sts.Spec.Replicas == nil {
+		return 1
+	}
+	return *sts.Spec.Replicas
+}
+
+// NoScaleBelow is the safety property "a controller never scales a
+// StatefulSet down below the desired size".
+//
+// The monitor flags the first event that
+//   - is an Update or Patch of a StatefulSet (Kind "StatefulSet", Object a
+//     *appsv1.StatefulSet),
+//   - by a controller under test, that succeeded (Err == "") and carries
+//     the written object,
+//   - whose written spec.replicas (nil counts as 1) is lower than before the
+//     write (or the StatefulSet did not exist in the state before),
+//   - and is below min, where min, ok, why = desired(s, written) is judged
+//     on the state s before the write. ok == false means "no opinion" (for
+//     example the owner is gone) and is never a violation.
+//
+// Writes that raise replicas, or leave them unchanged, are not scale-downs
+// even while still below min: a controller that moves replicas one step at a
+// time toward the desired size is not flagged. Create is not judged.
+func NoScaleBelow(name string, desired func(s *State, sts *appsv1.StatefulSet) (min int32, ok bool, why string)) Property {
+	return Property{
+		Name:      name,
+		Statement: "a controller never lowers a StatefulSet's spec.replicas below the desired size at the revision of the write",
+		Kind:      Safety,
+		NewMonitor: func() Monitor {
+			return Observer(func(s *State, e *model.Event) *Violation {
+				if (e.Op != model.OpUpdate && e.Op != model.OpPatch) || e.Err != "" || !IsController(e.Actor) || e.Kind != "StatefulSet" {
+					return nil
+				}
+				sts, ok := e.Object.(*appsv1.StatefulSet)
+				if !ok || sts == nil {
+					return nil
+				}
+				now := replicasOf(sts)
+				before := "did not exist"
+				if old, ok := s.Get(e.Kind, e.Namespace, e.Name); ok {
+					if o, ok := old.(*appsv1.StatefulSet); ok {
+						prev := replicasOf(o)
+						if now >= prev {
+							return nil
+						}
+						before = "had spec.replicas=" + strconv.Itoa(int(prev))
+					}
+				}
+				min, ok, why := desired(s, sts)
+				if !ok || now >= min {
+					return nil
+				}
+				return &Violation{
+					Step:  e.Step,
+					Event: *e,
+					Explanation: fmt.Sprintf("%s wrote StatefulSet %s with spec.replicas=%d at step %d (committed at revision %d); before the write it %s.\n"+
+						"At store revision %d the desired size was %d: %s.",
+						e.Actor, e.Key(), now, e.Step, e.Rev, before, s.Revision(), min, strings.TrimSuffix(why, ".")),
+				}
+			})
+		},
+	}
+}
+
+// EventuallyConverges is the liveness property "after the faults stop, the
+// system converges": once the Settle event has happened, pred must become
+// true and stay true to the end of the history.
+//
+// On a finite history this is judged at Finish: the property is violated
+// when pred is false on the final state. The explanation names the Settle
+// step, how many steps and how much logical time passed since, whether the
+// run ended Quiescent (nothing left to do) or hit its step bound, pred's why
+// on the final state, and whether pred was ever true after Settle (and when
+// it last turned false again).
+//
+// pred is evaluated on the state at Settle and again each time the state
+// changes after it, so it must depend on the state only. A history without a
+// Settle event gets no verdict (Finish returns nil): the workload or faults
+// never stopped, so convergence cannot be demanded.
+func EventuallyConverges(name string, pred func(s *State) (ok bool, why string)) Property {
+	return Property{
+		Name:      name,
+		Statement: "after the workload and faults stop, the state eventually satisfies the predicate and keeps satisfying it",
+		Kind:      Liveness,
+		NewMonitor: func() Monitor {
+			var (
+				settled   bool
+				settle    model.Event
+				evaluated bool
+				lastRev   model.Revision
+				lastOK    bool
+				everTrue  bool
+				firstTrue int // step after which pred was first true
+				lastFall  int // step after which pred last turned false after being true
+				stateStep int // the step the state passed to Observe reflects
+			)
+			judge := func(s *State, asOf int) {
+				if evaluated && s.Revision() == lastRev {
+					return
+				}
+				ok, _ := pred(s)
+				if ok && !everTrue {
+					everTrue, firstTrue = true, asOf
+				}
+				if !ok && evaluated && lastOK {
+					lastFall = asOf
+				}
+				evaluated, lastRev, lastOK = true, s.Revision(), ok
+			}
+			observe := func(s *State, e *model.Event) *Violation {
+				if e.Op == model.OpSettle && !settled {
+					settled, settle = true, *e
+				}
+				if settled {
+					judge(s, stateStep)
+				}
+				if e.Change != model.ChangeNone {
+					stateStep = e.Step
+				}
+				return nil
+			}
+			finish := func(s *State, h *model.History) *Violation {
+				if !settled {
+					return nil
+				}
+				ok, why := pred(s)
+				if ok {
+					return nil
+				}
+				judge(s, stateStep)
+				var end model.Event
+				if n := len(h.Events); n > 0 {
+					end = h.Events[n-1]
+				}
+				quiescent := 0
+				for i := len(h.Events) - 1; i >= 0; i-- {
+					if h.Events[i].Op == model.OpQuiescent {
+						quiescent = h.Events[i].Step
+						break
+					}
+				}
+				var b strings.Builder
+				fmt.Fprintf(&b, "Settle at step %d (t=%s); the history ended %d steps and %s of logical time later, at step %d (t=%s, store revision %d).\n",
+					settle.Step, settle.Time, end.Step-settle.Step, end.Time-settle.Time, end.Step, end.Time, s.Revision())
+				if quiescent > 0 {
+					fmt.Fprintf(&b, "The run reached Quiescent at step %d: nothing was left to do, and it never converged.\n", quiescent)
+				} else {
+					b.WriteString("The run hit its step bound without reaching Quiescent.\n")
+				}
+				fmt.Fprintf(&b, "At the end: %s.\n", strings.TrimSuffix(why, "."))
+				switch {
+				case !everTrue:
+					b.WriteString("The predicate was never true after Settle.")
+				default:
+					fmt.Fprintf(&b, "The predicate was first true after step %d but false again after step %d.", firstTrue, lastFall)
+				}
+				return &Violation{Step: end.Step, Event: end, Explanation: b.String(), Related: []int{settle.Step}}
+			}
+			return MonitorFuncs(observe, finish)
+		},
+	}
+}
+
+// requestKey names a reconcile request of one controller.
+func requestKey(e *model.Event) string {
+	if e.Kind == "" && e.Name == "" {
+		return ""
+	}
+	return e.Kind + " " + e.Key()
+}
+
+// NoStuckReconcile is the safety property "a reconcile is never stuck on an
+// error": the same request of the same controller must not end (ReconcileDone)
+// with the same non-empty Err k times in a row while the store does not change
+// (no change event of any actor, on any object, between the first and the
+// k-th).
+//
+// The request is the Kind/Namespace/Name of the ReconcileDone event or, when
+// it names none, of the controller's latest Reconcile event. A successful
+// ReconcileDone, a different error or any change event starts the count
+// again. The violation is at the k-th ReconcileDone; the explanation lists
+// the k steps and Related the first k-1. k < 1 panics.
+func NoStuckReconcile(k int) Property {
+	if k < 1 {
+		panic(fmt.Sprintf("properties: NoStuckReconcile(%d): k must be at least 1", k))
+	}
+	return Property{
+		Name:      "NoStuckReconcile(" + strconv.Itoa(k) + ")",
+		Statement: "a reconcile never fails " + strconv.Itoa(k) + " times in a row with the same error while the store stays unchanged",
+		Kind:      Safety,
+		NewMonitor: func() Monitor {
+			type streak struct {
+				err     string
+				changes int
+				steps   []int
+			}
+			changes := 0
+			current := make(map[model.Actor]string)
+			streaks := make(map[string]*streak)
+			return Observer(func(s *State, e *model.Event) *Violation {
+				if e.Change != model.ChangeNone {
+					changes++
+				}
+				switch e.Op {
+				case model.OpReconcile:
+					current[e.Actor] = requestKey(e)
+					return nil
+				case model.OpCrash:
+					delete(current, e.Actor)
+					return nil
+				case model.OpReconcileDone:
+				default:
+					return nil
+				}
+				req := requestKey(e)
+				if req == "" {
+					req = current[e.Actor]
+				}
+				if req == "" {
+					return nil
+				}
+				key := string(e.Actor) + " " + req
+				if e.Err == "" {
+					delete(streaks, key)
+					return nil
+				}
+				st := streaks[key]
+				if st == nil || st.err != e.Err || st.changes != changes {
+					st = &streak{err: e.Err, changes: changes}
+					streaks[key] = st
+				}
+				st.steps = append(st.steps, e.Step)
+				if len(st.steps) < k {
+					return nil
+				}
+				steps := make([]string, len(st.steps))
+				for i, x := range st.steps {
+					steps[i] = strconv.Itoa(x)
+				}
+				v := &Violation{
+					Step:  e.Step,
+					Event: *e,
+					Explanation: fmt.Sprintf("%s's reconcile of %s ended with the same error %d times in a row, at steps %s,\n"+
+						"and the store did not change in between (it stayed at revision %d), so retrying cannot help:\n%s",
+						e.Actor, req, len(st.steps), strings.Join(steps, ", "), s.Revision(), e.Err),
+					Related: append([]int(nil), st.steps[:len(st.steps)-1]...),
+				}
+				delete(streaks, key)
+				return v
+			})
+		},
+	}
+}
+
+// NoReconcilePanic is the safety property "a reconcile never panics": any
+// Panic event is a violation, with the stack (the event's Detail) in the
+// explanation.
+func NoReconcilePanic() Property {
+	return Property{
+		Name:      "NoReconcilePanic",
+		Statement: "a reconcile never panics",
+		Kind:      Safety,
+		NewMonitor: func() Monitor {
+			return Observer(func(s *State, e *model.Event) *Violation {
+				if e.Op != model.OpPanic {
+					return nil
+				}
+				return &Violation{Step: e.Step, Event: *e, Explanation: fmt.Sprintf("%s panicked while reconciling %s at step %d (t=%s):\n%s",
+					e.Actor, orNone(requestKey(e)), e.Step, e.Time, orNone(e.Detail))}
+			})
+		},
+	}
+}
+
+// NoEndlessReconcile is the safety property "a reconcile always returns
+// within its API-call budget": any StepBudget event is a violation.
+func NoEndlessReconcile() Property {
+	return Property{
+		Name:      "NoEndlessReconcile",
+		Statement: "a reconcile never exceeds its API-call budget",
+		Kind:      Safety,
+		NewMonitor: func() Monitor {
+			return Observer(func(s *State, e *model.Event) *Violation {
+				if e.Op != model.OpStepBudget {
+					return nil
+				}
+				return &Violation{Step: e.Step, Event: *e, Explanation: fmt.Sprintf("%s's reconcile of %s exceeded its API-call budget at step %d (t=%s) without returning: %s",
+					e.Actor, orNone(requestKey(e)), e.Step, e.Time, orNone(e.Detail))}
+			})
+		},
+	}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none recorded)"
+	}
+	return s
+}
