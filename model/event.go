@@ -3,6 +3,8 @@ package model
 import (
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -169,28 +171,46 @@ func (e *Event) Key() string {
 
 // Line renders the event as one Go-call-like line, e.g.
 //
-//	controller/zk Get ZookeeperCluster default/zk -> rv=12 (apiserver-2, cache at rev 9, stale) #57
+//	controller/zk Get ZookeeperCluster default/zk -> rv=12 (apiserver-2, cache at rev 9, stale) t=3s #57
+//	fault Crash - controller/zk detail="mid-reconcile" -> ok t=4s #58
+//
+// The grammar is
+//
+//	ACTOR OP [KIND [KEY]] [detail="…"] -> RESULT [CHANGE] [(apiserver-N[, cache at rev R[, stale]])] t=TIME #STEP
+//
+// where RESULT is err="…", [NAME@REV …] for a List, rv=REV for other API
+// calls, or ok. Detail and Err are Go-quoted (strconv.Quote), so a line
+// never contains a line break whatever they hold. ACTOR, KIND, KEY and List
+// names are written bare unless they are empty or hold a space, a quote, a
+// backslash, a non-printable character (or, for List names, '@', '[' or
+// ']'), in which case they are Go-quoted too. A key without a kind is
+// written after the placeholder kind "-". Every line is therefore parseable
+// back into its fields (see package traces).
 //
 // Line is deterministic: it is what determinism tests compare and what
 // trace files store.
 func (e *Event) Line() string {
 	var b strings.Builder
 	b.Grow(96)
-	b.WriteString(string(e.Actor))
+	b.WriteString(lineToken(string(e.Actor), ""))
 	b.WriteByte(' ')
-	b.WriteString(string(e.Op))
-	if e.Kind != "" {
+	b.WriteString(lineToken(string(e.Op), ""))
+	key := e.Key()
+	if e.Kind != "" || key != "" {
 		b.WriteByte(' ')
-		b.WriteString(e.Kind)
+		if e.Kind == "" {
+			b.WriteByte('-')
+		} else {
+			b.WriteString(lineToken(e.Kind, ""))
+		}
 	}
-	if e.Name != "" || e.Namespace != "" {
+	if key != "" {
 		b.WriteByte(' ')
-		b.WriteString(e.Key())
+		b.WriteString(lineToken(key, ""))
 	}
-	if e.Detail != "" && !strings.Contains(e.Detail, "\n") {
-		b.WriteString(" {")
-		b.WriteString(e.Detail)
-		b.WriteByte('}')
+	if e.Detail != "" {
+		b.WriteString(" detail=")
+		b.WriteString(strconv.Quote(e.Detail))
 	}
 	b.WriteString(" ->")
 	switch {
@@ -203,7 +223,7 @@ func (e *Event) Line() string {
 			if i > 0 {
 				b.WriteByte(' ')
 			}
-			b.WriteString(v.Name)
+			b.WriteString(lineToken(v.Name, "@[]"))
 			b.WriteString("@")
 			b.WriteString(v.Rev.String())
 		}
@@ -235,6 +255,22 @@ func (e *Event) Line() string {
 	b.WriteString(" #")
 	b.WriteString(strconv.Itoa(e.Step))
 	return b.String()
+}
+
+// lineToken returns s bare when it can be read back as one token of a Line,
+// else Go-quoted. A token needs quoting when it is empty, is "-" or "->",
+// starts a detail (detail=), or holds a space, a quote, a backslash, a
+// non-printable rune or one of extra.
+func lineToken(s, extra string) string {
+	if s == "" || s == "-" || s == "->" || strings.HasPrefix(s, "detail=") {
+		return strconv.Quote(s)
+	}
+	for _, r := range s {
+		if r == ' ' || r == '"' || r == '\\' || r == utf8.RuneError || !unicode.IsPrint(r) || strings.ContainsRune(extra, r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
 }
 
 // History is the sequence of events of one run.

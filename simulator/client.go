@@ -60,6 +60,8 @@ type Client struct {
 	// gate is called before every call; a controller host uses it to stop
 	// the reconciler at each API call. It may never return (a crash).
 	gate func(ctx context.Context)
+	// silent clients record nothing: ground-truth reads of the harness.
+	silent bool
 }
 
 var _ client.Client = (*Client)(nil)
@@ -74,6 +76,9 @@ func (c *Client) enter(ctx context.Context) {
 }
 
 func (c *Client) record(e model.Event) {
+	if c.silent {
+		return
+	}
 	e.Actor = c.actor
 	if e.Server == 0 {
 		e.Server = c.server.ID
@@ -389,6 +394,10 @@ func (c *Client) delete(k *kindInfo, namespace, name string, o *client.DeleteOpt
 	}
 	if ch != nil {
 		e.Rev, e.Change, e.Object = ch.Rev, ch.Type, ch.Object
+	} else if err == nil {
+		if cur, ok := c.cluster.Store.peek(k, objectKey(k, namespace, name)); ok {
+			e.Rev = revOf(cur) // already being deleted: nothing changed
+		}
 	}
 	c.record(e)
 	return err

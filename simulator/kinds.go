@@ -15,9 +15,9 @@ import (
 // clusterScopedKinds are the built-in kinds that live outside namespaces.
 // A user's cluster-scoped CRD kinds are declared with Options.ClusterScoped.
 var clusterScopedKinds = map[schema.GroupKind]bool{
-	{Kind: "Namespace"}:        true,
-	{Kind: "Node"}:             true,
-	{Kind: "PersistentVolume"}: true,
+	{Kind: "Namespace"}:                                               true,
+	{Kind: "Node"}:                                                    true,
+	{Kind: "PersistentVolume"}:                                        true,
 	{Group: "storage.k8s.io", Kind: "StorageClass"}:                   true,
 	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}:         true,
 	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}:  true,

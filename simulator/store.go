@@ -2,6 +2,7 @@ package simulator
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -26,6 +27,8 @@ import (
 const (
 	FinalizerForeground = metav1.FinalizerDeleteDependents // "foregroundDeletion"
 	FinalizerOrphan     = metav1.FinalizerOrphanDependents // "orphan"
+	// FinalizerPVCProtection keeps a claim in use by a pod from going away.
+	FinalizerPVCProtection = "kubernetes.io/pvc-protection"
 )
 
 // DefaultPodGracePeriodSeconds is used when a pod deletion names no grace
@@ -310,6 +313,12 @@ func (s *Store) create(k *kindInfo, in client.Object, keepStatus bool) (*Change,
 	if k.hasStatus && !keepStatus {
 		zeroStatus(k, obj)
 	}
+	if isPVCKind(k) && !keepStatus && !slices.Contains(obj.GetFinalizers(), FinalizerPVCProtection) {
+		// The StorageObjectInUseProtection admission plugin adds the
+		// finalizer to every new claim; the pvc-protection actor removes it
+		// once no pod uses the claim.
+		obj.SetFinalizers(append(obj.GetFinalizers(), FinalizerPVCProtection))
+	}
 	obj.SetUID(s.newUID())
 	obj.SetCreationTimestamp(s.now())
 	obj.SetGeneration(1)
@@ -331,13 +340,52 @@ func copyStatus(k *kindInfo, dst, src client.Object) {
 // specEqual compares every top-level field but metadata and status: a change
 // there is a spec change and bumps metadata.generation.
 func specEqual(k *kindInfo, a, b client.Object) bool {
-	va, vb := reflect.ValueOf(a).Elem(), reflect.ValueOf(b).Elem()
 	for _, i := range k.specFields {
-		if !equality.Semantic.DeepEqual(va.Field(i).Interface(), vb.Field(i).Interface()) {
+		if !fieldEqual(a, b, i) {
 			return false
 		}
 	}
 	return true
+}
+
+// fieldEqual compares top-level struct field i of two objects of the same
+// kind semantically. It compares through pointers so that large fields
+// (a PodSpec) are not copied into interfaces on every write, and tries the
+// standard library's DeepEqual first: what it finds equal is semantically
+// equal too, and it is several times faster than the semantic comparison.
+func fieldEqual(a, b client.Object, i int) bool {
+	fa := reflect.ValueOf(a).Elem().Field(i).Addr().Interface()
+	fb := reflect.ValueOf(b).Elem().Field(i).Addr().Interface()
+	return reflect.DeepEqual(fa, fb) || equality.Semantic.DeepEqual(fa, fb)
+}
+
+// metaEqual compares object metadata semantically (nil and empty maps and
+// slices are equal, timestamps compare as instants), field by field through
+// the accessors: the cheap part of the no-op-write check.
+func metaEqual(a, b client.Object) bool {
+	if a.GetName() != b.GetName() || a.GetGenerateName() != b.GetGenerateName() || a.GetNamespace() != b.GetNamespace() ||
+		a.GetSelfLink() != b.GetSelfLink() || a.GetUID() != b.GetUID() || a.GetResourceVersion() != b.GetResourceVersion() ||
+		a.GetGeneration() != b.GetGeneration() {
+		return false
+	}
+	ca, cb := a.GetCreationTimestamp(), b.GetCreationTimestamp()
+	if !ca.Equal(&cb) || !a.GetDeletionTimestamp().Equal(b.GetDeletionTimestamp()) {
+		return false
+	}
+	ga, gb := a.GetDeletionGracePeriodSeconds(), b.GetDeletionGracePeriodSeconds()
+	if (ga == nil) != (gb == nil) || (ga != nil && *ga != *gb) {
+		return false
+	}
+	if !maps.Equal(a.GetLabels(), b.GetLabels()) || !maps.Equal(a.GetAnnotations(), b.GetAnnotations()) ||
+		!slices.Equal(a.GetFinalizers(), b.GetFinalizers()) {
+		return false
+	}
+	oa, ob := a.GetOwnerReferences(), b.GetOwnerReferences()
+	if len(oa) != len(ob) || (len(oa) > 0 && !equality.Semantic.DeepEqual(oa, ob)) {
+		return false
+	}
+	ma, mb := a.GetManagedFields(), b.GetManagedFields()
+	return len(ma) == len(mb) && (len(ma) == 0 || equality.Semantic.DeepEqual(ma, mb))
 }
 
 // isBuiltin reports whether the kind is a Kubernetes built-in (k8s.io/api);
@@ -413,19 +461,29 @@ func (s *Store) Update(in client.Object) (*Change, client.Object, error) {
 			}
 		}
 	}
-	if !specEqual(k, obj, old) {
+	specSame := specEqual(k, obj, old)
+	if !specSame {
 		obj.SetGeneration(old.GetGeneration() + 1)
 	}
-	return s.write(k, key, obj, old)
+	// TypeMeta is the kind's on both; with a status subresource the status
+	// was just copied from old.
+	same := specSame && metaEqual(obj, old) && (k.hasStatus || k.statusField < 0 || fieldEqual(obj, old, k.statusField))
+	return s.writeChecked(k, key, obj, old, same)
 }
 
 // write commits obj over old unless nothing changed; an object being deleted
 // whose finalizers are all gone is deleted.
 func (s *Store) write(k *kindInfo, key string, obj, old client.Object) (*Change, client.Object, error) {
+	return s.writeChecked(k, key, obj, old, equality.Semantic.DeepEqual(obj, old))
+}
+
+// writeChecked is write for a caller that already knows whether obj is
+// semantically equal to old (same).
+func (s *Store) writeChecked(k *kindInfo, key string, obj, old client.Object, same bool) (*Change, client.Object, error) {
 	if obj.GetDeletionTimestamp() != nil && len(obj.GetFinalizers()) == 0 && !isGracefulPending(k, obj) {
 		return s.commit(k, key, model.ChangeDeleted, obj), obj, nil
 	}
-	if equality.Semantic.DeepEqual(obj, old) {
+	if same {
 		return nil, old, nil
 	}
 	return s.commit(k, key, model.ChangeModified, obj), obj, nil
@@ -442,6 +500,8 @@ func isGracefulPending(k *kindInfo, obj client.Object) bool {
 }
 
 func isPodKind(k *kindInfo) bool { return k.gk.Group == "" && k.gk.Kind == "Pod" }
+
+func isPVCKind(k *kindInfo) bool { return k.gk.Group == "" && k.gk.Kind == "PersistentVolumeClaim" }
 
 // UpdateStatus writes the status subresource: only status changes; metadata
 // and spec of the request are ignored; generation is not bumped.
@@ -461,9 +521,17 @@ func (s *Store) UpdateStatus(in client.Object) (*Change, client.Object, error) {
 	if err := s.checkPreconditions(k, in, old); err != nil {
 		return nil, nil, err
 	}
-	obj := copyObject(old)
-	copyStatus(k, obj, copyObject(in))
-	return s.write(k, key, obj, old)
+	// One deep copy: the request's status, with every other top-level field
+	// (TypeMeta, ObjectMeta, spec) taken from old. Stored objects are never
+	// mutated, so sharing their nested maps and slices is safe.
+	obj := copyObject(in)
+	dst, src := reflect.ValueOf(obj).Elem(), reflect.ValueOf(old).Elem()
+	for i := 0; i < dst.NumField(); i++ {
+		if i != k.statusField {
+			dst.Field(i).Set(src.Field(i))
+		}
+	}
+	return s.writeChecked(k, key, obj, old, fieldEqual(obj, old, k.statusField))
 }
 
 // DeleteOptions are the options of one delete.

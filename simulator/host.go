@@ -1,0 +1,431 @@
+package simulator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/opcheck/opcheck/model"
+)
+
+// DefaultMaxCallsPerReconcile bounds the API calls of one reconcile; a
+// reconcile that makes more is reported (OpStepBudget) and abandoned.
+const DefaultMaxCallsPerReconcile = 500
+
+// ControllerSpec describes a controller under test the way
+// controller-runtime's builder does: the primary type, owned types, extra
+// watches, and a factory for the reconciler. The factory is called at start
+// and after every crash, so each incarnation starts with empty memory.
+type ControllerSpec struct {
+	Name string
+	// For is the primary type: its events enqueue the object's own key.
+	For client.Object
+	// Owns lists types whose events enqueue the owner named by their
+	// controller ownerReference, when that owner is of the For type.
+	Owns []client.Object
+	// Watches lists other types with their own mapping to requests.
+	Watches []Watch
+	// New builds the reconciler from the client it must use.
+	New func(c client.Client) reconcile.Reconciler
+	// NewWithEnv is New for reconcilers that also need the logical clock or
+	// the world's external systems; set one of New and NewWithEnv.
+	NewWithEnv func(env *Env) reconcile.Reconciler
+	// MaxCallsPerReconcile bounds API calls per reconcile (default
+	// DefaultMaxCallsPerReconcile).
+	MaxCallsPerReconcile int
+}
+
+// Watch maps events of Type to requests.
+type Watch struct {
+	Type client.Object
+	Map  func(obj client.Object) []reconcile.Request
+}
+
+// Env is what a reconciler factory gets: the client, the logical clock and
+// the world (for external systems).
+type Env struct {
+	Client client.Client
+	World  *World
+	Actor  model.Actor
+}
+
+// Now returns the logical time as a wall-clock instant: the reconciler's
+// time.Now.
+func (e *Env) Now() time.Time { return e.World.Clock.Wall() }
+
+// Host runs one incarnation of a controller under test: its informers
+// (list-then-watch from the apiserver it is connected to), its work queue,
+// and the reconcile in flight, which runs on its own goroutine but only ever
+// while the scheduler waits for it: control passes back and forth at every
+// API call, so exactly one goroutine runs at a time.
+type Host struct {
+	spec        *ControllerSpec
+	world       *World
+	actor       model.Actor
+	server      *APIServer
+	incarnation int
+
+	primary   *kindInfo
+	owns      []*kindInfo
+	informers []*informer // watched kinds in declaration order, then lazily added ones
+	byKind    map[*kindInfo]*informer
+
+	queue      *workQueue
+	reconciler reconcile.Reconciler
+	client     *Client
+	run        *reconcileRun
+}
+
+// Actor is the host's actor name, "controller/<name>".
+func (h *Host) Actor() model.Actor { return h.actor }
+
+// Server is the apiserver this incarnation is connected to.
+func (h *Host) Server() int { return h.server.ID }
+
+// InFlight reports whether a reconcile is parked at an API call.
+func (h *Host) InFlight() bool { return h.run != nil }
+
+// QueueLen is the number of requests ready to reconcile.
+func (h *Host) QueueLen() int { return h.queue.Len() }
+
+// reconcileRun is one reconcile in flight.
+type reconcileRun struct {
+	host       *Host
+	req        reconcile.Request
+	resume     chan struct{}
+	yield      chan struct{}
+	allowance  int // API calls the current step may make (0 or 1)
+	calls      int
+	crashed    bool // unwinding: every further API call exits the goroutine
+	overBudget bool
+	done       bool
+	result     reconcile.Result
+	err        error
+	panicked   string
+}
+
+type runKey struct{}
+
+func runFromContext(ctx context.Context) *reconcileRun {
+	r, _ := ctx.Value(runKey{}).(*reconcileRun)
+	return r
+}
+
+func newHost(w *World, spec *ControllerSpec, server *APIServer, incarnation int) *Host {
+	h := &Host{
+		spec:        spec,
+		world:       w,
+		actor:       model.ControllerActor(spec.Name),
+		server:      server,
+		incarnation: incarnation,
+		byKind:      map[*kindInfo]*informer{},
+		queue:       newWorkQueue(),
+	}
+	h.primary = w.kindOf(spec.For)
+	h.client = &Client{cluster: w.Cluster, server: server, actor: h.actor, reads: h, gate: h.gate}
+	env := &Env{Client: h.client, World: w, Actor: h.actor}
+	if spec.NewWithEnv != nil {
+		h.reconciler = spec.NewWithEnv(env)
+	} else {
+		h.reconciler = spec.New(h.client)
+	}
+	// Start the watches as the manager does at start: list each type from
+	// the apiserver's cache, then enqueue what the handlers map the initial
+	// objects to.
+	h.watch(h.primary)
+	for _, o := range spec.Owns {
+		k := w.kindOf(o)
+		h.owns = append(h.owns, k)
+		h.watch(k)
+	}
+	for _, wt := range spec.Watches {
+		h.watch(w.kindOf(wt.Type))
+	}
+	for _, inf := range h.informers {
+		for _, obj := range inf.list() {
+			h.handle(inf.kind, nil, obj)
+		}
+	}
+	return h
+}
+
+func (h *Host) watch(k *kindInfo) *informer {
+	if inf := h.byKind[k]; inf != nil {
+		return inf
+	}
+	inf := newInformer(k, h.server)
+	h.byKind[k] = inf
+	h.informers = append(h.informers, inf)
+	return inf
+}
+
+// handle maps one watch event (old is nil for adds, new is the last state
+// for deletes) to requests, as For/Owns/Watches handlers do.
+func (h *Host) handle(k *kindInfo, old, obj client.Object) {
+	if k == h.primary {
+		h.queue.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(obj)})
+	}
+	for _, ok := range h.owns {
+		if ok != k {
+			continue
+		}
+		h.enqueueOwner(obj)
+		if old != nil {
+			h.enqueueOwner(old)
+		}
+	}
+	for _, wt := range h.spec.Watches {
+		if h.world.kindOf(wt.Type) != k || wt.Map == nil {
+			continue
+		}
+		for _, r := range wt.Map(obj) {
+			h.queue.Add(r)
+		}
+	}
+}
+
+func (h *Host) enqueueOwner(obj client.Object) {
+	ref := metav1.GetControllerOfNoCopy(obj)
+	if ref == nil || ref.Kind != h.primary.gvk.Kind {
+		return
+	}
+	if gv, err := parseGroup(ref.APIVersion); err != nil || gv != h.primary.gvk.Group {
+		return
+	}
+	h.queue.Add(reconcile.Request{NamespacedName: client.ObjectKey{Namespace: obj.GetNamespace(), Name: ref.Name}})
+}
+
+func parseGroup(apiVersion string) (string, error) {
+	if i := strings.IndexByte(apiVersion, '/'); i >= 0 {
+		return apiVersion[:i], nil
+	}
+	return "", nil
+}
+
+// read implements reader: the controller's reads come from its informers.
+// A type not watched yet gets an informer on first use, as
+// controller-runtime's cache starts one on demand.
+func (h *Host) read(k *kindInfo, namespace, name string) (client.Object, model.Revision, bool, error) {
+	return h.watch(k).read(namespace, name)
+}
+
+func (h *Host) readList(k *kindInfo, o *ListOptions) ([]client.Object, model.Revision, bool, error) {
+	return h.watch(k).readList(o)
+}
+
+// gate is called by the client before every API call of the reconciler.
+func (h *Host) gate(ctx context.Context) {
+	run := runFromContext(ctx)
+	if run == nil || run.host != h {
+		panic("opcheck: a controller's client was used outside its reconcile (from a goroutine of its own, or after Reconcile returned); opcheck steps only calls made from Reconcile itself")
+	}
+	run.gate()
+}
+
+func (r *reconcileRun) gate() {
+	if r.crashed {
+		runtime.Goexit()
+	}
+	r.calls++
+	if r.calls > r.host.maxCalls() {
+		r.overBudget = true
+		runtime.Goexit()
+	}
+	if r.allowance > 0 {
+		r.allowance--
+		return
+	}
+	r.yield <- struct{}{}
+	<-r.resume
+	if r.crashed {
+		runtime.Goexit()
+	}
+	r.allowance--
+}
+
+func (h *Host) maxCalls() int {
+	if h.spec.MaxCallsPerReconcile > 0 {
+		return h.spec.MaxCallsPerReconcile
+	}
+	return DefaultMaxCallsPerReconcile
+}
+
+// enabled reports whether the host has a reconcile step to take.
+func (h *Host) enabled() bool { return h.run != nil || h.queue.Len() > 0 }
+
+// step runs the controller for one API call: it starts the next reconcile
+// or resumes the one in flight, and returns when the reconciler is parked at
+// its next call or has returned.
+func (h *Host) step() {
+	w := h.world
+	run := h.run
+	if run == nil {
+		req, _ := h.queue.Pop()
+		run = &reconcileRun{host: h, req: req, resume: make(chan struct{}), yield: make(chan struct{}), allowance: 1}
+		h.run = run
+		w.Record(model.Event{Actor: h.actor, Op: model.OpReconcile, Kind: h.primary.gvk.Kind, Namespace: req.Namespace, Name: req.Name, Server: h.server.ID, HeadRev: w.Store.rev})
+		go run.exec()
+		<-run.yield
+	} else {
+		run.allowance = 1
+		run.resume <- struct{}{}
+		<-run.yield
+	}
+	if run.done {
+		h.finish(run)
+	}
+}
+
+func (r *reconcileRun) exec() {
+	defer func() {
+		if p := recover(); p != nil {
+			r.panicked = fmt.Sprintf("panic: %v\n%s", p, cleanStack(debug.Stack()))
+		}
+		r.done = true
+		r.yield <- struct{}{}
+	}()
+	ctx := context.WithValue(log.IntoContext(context.Background(), logr.Discard()), runKey{}, r)
+	r.result, r.err = r.host.reconciler.Reconcile(ctx, r.req)
+}
+
+// finish records the end of a reconcile and requeues as controller-runtime
+// does: errors and Requeue back off, RequeueAfter waits, TerminalError does
+// not retry, success forgets the backoff.
+func (h *Host) finish(run *reconcileRun) {
+	w := h.world
+	h.run = nil
+	req := run.req
+	e := model.Event{Actor: h.actor, Kind: h.primary.gvk.Kind, Namespace: req.Namespace, Name: req.Name, Server: h.server.ID, HeadRev: w.Store.rev}
+	switch {
+	case run.crashed:
+		return
+	case run.overBudget:
+		e.Op = model.OpStepBudget
+		e.Detail = fmt.Sprintf("reconcile made more than %d API calls; abandoned", h.maxCalls())
+		w.Record(e)
+		h.queue.Done(req)
+		h.queue.AddAfter(req, w.Clock.Now()+h.queue.backoff(req))
+		return
+	case run.panicked != "":
+		e.Op = model.OpPanic
+		e.Err = firstLine(run.panicked)
+		e.Detail = run.panicked
+		w.Record(e)
+		h.queue.Done(req)
+		h.queue.AddAfter(req, w.Clock.Now()+h.queue.backoff(req))
+		return
+	}
+	e.Op = model.OpReconcileDone
+	e.Err = errString(run.err)
+	h.queue.Done(req)
+	switch {
+	case run.err != nil && errors.Is(run.err, reconcile.TerminalError(nil)):
+		h.queue.Forget(req)
+	case run.err != nil:
+		e.Detail = "requeue with backoff"
+		h.queue.AddAfter(req, w.Clock.Now()+h.queue.backoff(req))
+	case run.result.RequeueAfter > 0:
+		e.Detail = "requeue after " + model.FromDuration(run.result.RequeueAfter).String()
+		h.queue.Forget(req)
+		h.queue.AddAfter(req, w.Clock.Now()+model.FromDuration(run.result.RequeueAfter))
+	case run.result.Requeue: //nolint:staticcheck // Requeue is deprecated upstream but still honoured.
+		e.Detail = "requeue"
+		h.queue.AddAfter(req, w.Clock.Now()+h.queue.backoff(req))
+	default:
+		e.Detail = "done"
+		h.queue.Forget(req)
+	}
+	w.Record(e)
+}
+
+// abandon unwinds the reconcile in flight without letting it touch the
+// cluster again: the goroutine exits at its next API call (deferred
+// functions run, but their API calls exit too).
+func (h *Host) abandon() {
+	run := h.run
+	if run == nil {
+		return
+	}
+	run.crashed = true
+	run.resume <- struct{}{}
+	<-run.yield
+	h.run = nil
+}
+
+// CallExternal makes a call to an external system (a ZooKeeper ensemble, a
+// Cassandra node agent) one step of the controller, like an API call: the
+// scheduler may interleave other actors before it and a crash may strike at
+// it. fn performs the call and returns a detail for the history. Outside a
+// simulated reconcile (ctx has no run) fn simply runs.
+func CallExternal(ctx context.Context, system model.Actor, what string, fn func() (detail string, err error)) error {
+	run := runFromContext(ctx)
+	if run == nil {
+		_, err := fn()
+		return err
+	}
+	run.gate()
+	h := run.host
+	head := h.world.Store.rev
+	detail, err := fn()
+	if detail != "" {
+		what += " " + detail
+	}
+	h.world.Record(model.Event{Actor: h.actor, Op: model.OpExternal, Kind: string(system), Detail: what, Err: errString(err), HeadRev: head})
+	return err
+}
+
+var (
+	stackGoroutine = regexp.MustCompile(`(?m)^goroutine \d+ \[[^\]]*\]:\n`)
+	stackArgs      = regexp.MustCompile(`\((0x[0-9a-f]+|\.\.\.|, |\{[^}]*\})*\)$`)
+	stackOffset    = regexp.MustCompile(` \+0x[0-9a-f]+$`)
+	stackCreatedBy = regexp.MustCompile(` in goroutine \d+$`)
+)
+
+// cleanStack makes a goroutine stack deterministic: no goroutine ids, no
+// argument words, no PC offsets, and file paths cut to their last two
+// elements, so the same panic gives the same history on every run and
+// machine.
+func cleanStack(stack []byte) string {
+	s := stackGoroutine.ReplaceAllString(string(stack), "")
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	out := make([]string, 0, len(lines))
+	for _, l := range lines {
+		l = stackOffset.ReplaceAllString(l, "")
+		l = stackCreatedBy.ReplaceAllString(l, "")
+		if strings.HasPrefix(l, "\t") {
+			path := strings.TrimPrefix(l, "\t")
+			parts := strings.Split(path, "/")
+			if len(parts) > 2 {
+				path = strings.Join(parts[len(parts)-2:], "/")
+			}
+			l = "\t" + path
+		} else {
+			l = stackArgs.ReplaceAllString(l, "(...)")
+		}
+		// Frames of the Go runtime and of opcheck's own host say nothing
+		// about the reconciler.
+		if strings.HasPrefix(l, "runtime/debug.Stack") || strings.HasPrefix(l, "panic(") {
+			continue
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n")
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

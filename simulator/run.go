@@ -1,0 +1,454 @@
+package simulator
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/opcheck/opcheck/model"
+	"github.com/opcheck/opcheck/properties"
+)
+
+// DefaultWaitTimeout is how long (logical time) the user waits for a
+// workload step's condition before moving on anyway, as a person would.
+const DefaultWaitTimeout = model.Time(10 * 60 * 1000)
+
+// RunOptions tune one run.
+type RunOptions struct {
+	// Faults overrides the scenario's fault budget when non-nil.
+	Faults *model.FaultBudget
+	// KeepGoing continues after the first safety violation (by default the
+	// run stops there: the rest of the schedule cannot make it right).
+	KeepGoing bool
+}
+
+// Result is what one run produced.
+type Result struct {
+	History    *model.History
+	Choices    []model.Choice
+	Violations []properties.Violation
+	// Quiescent: the settle phase ended with nothing left to do. False when
+	// the run hit its step bound or stopped at a violation.
+	Quiescent bool
+	Steps     int
+	World     *World
+}
+
+// Run executes one schedule of the scenario: every decision is asked of
+// chooser and recorded. The same choices give the same history, byte for
+// byte. An error is a harness error (a broken scenario), never a finding.
+func Run(sc *Scenario, chooser model.Chooser, opts RunOptions) (*Result, error) {
+	w, err := NewWorld(sc, chooser, opts)
+	if err != nil {
+		return nil, err
+	}
+	return w.Run()
+}
+
+// Run drives a world built by NewWorld through one schedule.
+func (w *World) Run() (*Result, error) {
+	w.loop()
+	return &Result{History: &w.History, Choices: w.recorder.Choices, Violations: w.violations, Quiescent: w.quiescent, Steps: w.steps, World: w}, w.harnessErr
+}
+
+// NewWorld builds the world of one run; its Run drives it. Every choice is
+// asked of chooser and recorded.
+func NewWorld(sc *Scenario, chooser model.Chooser, opts RunOptions) (w *World, err error) {
+	if sc.Scheme == nil {
+		return nil, fmt.Errorf("scenario %q has no Scheme: build one with the AddToScheme of k8s.io/client-go/kubernetes/scheme and of your CRD types", sc.Name)
+	}
+	if len(sc.Controllers) == 0 {
+		return nil, fmt.Errorf("scenario %q has no controller under test: add a ControllerSpec", sc.Name)
+	}
+	defer func() {
+		// Unregistered types panic deep inside; report them as the
+		// scenario's error.
+		if p := recover(); p != nil {
+			w, err = nil, fmt.Errorf("scenario %q: %v", sc.Name, p)
+		}
+	}()
+	w = &World{
+		Cluster:  NewCluster(sc.Scheme, ClusterOptions{APIServers: sc.APIServers, StoreOptions: sc.StoreOptions}),
+		Scenario: sc,
+		recorder: &model.Recorder{Inner: chooser},
+		clients:  map[model.Actor]*Client{},
+		budget:   sc.Faults,
+	}
+	if opts.Faults != nil {
+		w.budget = *opts.Faults
+	}
+	w.peek = w.Client("peek", 1, true)
+	w.peek.silent = true
+	w.keepGoing = opts.KeepGoing
+	w.monitor = properties.NewRun(sc.Properties...)
+	w.OnEvent = w.observe
+	if err := w.Seed(sc.Objects...); err != nil {
+		return nil, fmt.Errorf("scenario %q: %w", sc.Name, err)
+	}
+	if !sc.NoBuiltins {
+		w.actors = append(w.actors, NewStatefulSetController(), NewKubelet(), NewPVCProtection(), NewGarbageCollector())
+	}
+	if sc.Actors != nil {
+		w.actors = append(w.actors, sc.Actors(w)...)
+	}
+	for i := range sc.Controllers {
+		spec := &sc.Controllers[i]
+		if spec.New == nil && spec.NewWithEnv == nil {
+			return nil, fmt.Errorf("scenario %q: controller %q has neither New nor NewWithEnv", sc.Name, spec.Name)
+		}
+		// The first incarnation talks to apiserver-1; restarts choose.
+		w.hosts = append(w.hosts, newHost(w, spec, w.Server(1), 1))
+	}
+	staleKinds := sc.StaleKinds
+	if len(staleKinds) == 0 {
+		for i := range sc.Controllers {
+			staleKinds = append(staleKinds, sc.Controllers[i].For)
+		}
+	}
+	for _, o := range staleKinds {
+		w.staleKinds = append(w.staleKinds, w.kindOf(o))
+	}
+	w.lastRev = w.Store.rev
+	return w, nil
+}
+
+func (w *World) observe(e *model.Event) {
+	if w.monitor == nil {
+		return
+	}
+	if vs := w.monitor.Observe(e); len(vs) > 0 {
+		w.violations = append(w.violations, vs...)
+		if !w.keepGoing {
+			w.stopped = true
+		}
+	}
+}
+
+// loop is the scheduler: collect the enabled steps, let the chooser pick
+// one (or, in the settle phase, take turns), run it, until quiescence, the
+// step bound or a violation.
+func (w *World) loop() {
+	defer w.cleanup()
+	max := w.Scenario.maxSteps()
+	for w.steps < max && !w.stopped {
+		w.advanceWorkload()
+		if !w.settling && w.shouldSettle(max) {
+			w.settle()
+		}
+		steps := w.enabledSteps()
+		if len(steps) == 0 {
+			w.quiescent = w.settling && w.workloadDone()
+			if !w.quiescent && !w.settling {
+				w.settle()
+				continue
+			}
+			break
+		}
+		if w.settling && w.idle(steps) && w.workloadDone() && w.Clock.Now()-w.quietFrom >= w.Scenario.quietPeriod() {
+			w.quiescent = true
+			break
+		}
+		var i int
+		if w.settling {
+			// Fair turns: no choice is spent; every enabled step gets its
+			// turn in rotation.
+			i = w.turn % len(steps)
+			w.turn++
+		} else {
+			i = w.recorder.Choose(model.ChooseStep, len(steps))
+		}
+		st := steps[i]
+		if st.Fault != 0 {
+			w.budget = w.budget.Spend(st.Fault)
+		}
+		st.Run()
+		w.steps++
+		if w.Store.rev != w.lastRev {
+			w.lastRev = w.Store.rev
+			w.quietFrom = w.Clock.Now()
+		}
+	}
+	if w.quiescent {
+		w.record(model.ActorClock, model.OpQuiescent, "", "", "", fmt.Sprintf("no change for %s", (w.Clock.Now()-w.quietFrom).String()))
+	}
+	if w.monitor != nil && !w.stopped {
+		w.violations = append(w.violations, w.monitor.Finish(&w.History)...)
+	}
+}
+
+// cleanup unwinds every reconcile still in flight so no goroutine outlives
+// the run.
+func (w *World) cleanup() {
+	for _, h := range w.hosts {
+		h.abandon()
+	}
+}
+
+func (w *World) shouldSettle(max int) bool {
+	if w.workloadDone() && w.budget.Total() == 0 {
+		return true
+	}
+	// Leave the settle phase a third of the step bound to converge in.
+	return w.steps >= max*2/3
+}
+
+// settle ends the fault phase: paused caches resume, no more faults.
+func (w *World) settle() {
+	w.settling = true
+	w.record(model.ActorFault, model.OpSettle, "", "", "", "faults are over: "+w.budget.String()+" left unused")
+	for _, p := range w.paused {
+		p.server.Resume(p.cache)
+		w.record(model.ActorFault, model.OpResumeCache, p.cache.kind.gvk.Kind, "", "", "apiserver-"+strconv.Itoa(p.server.ID))
+	}
+	w.paused = nil
+	w.quietFrom = w.Clock.Now()
+}
+
+func (w *World) workloadDone() bool {
+	return w.workload >= len(w.Scenario.Workload) && !w.waiting
+}
+
+// advanceWorkload checks the current step's wait condition on ground truth.
+func (w *World) advanceWorkload() {
+	if !w.waiting {
+		return
+	}
+	st := &w.Scenario.Workload[w.workload-1]
+	if st.Until == nil || st.Until(context.Background(), w.peek) {
+		w.waiting = false
+		w.record(model.ActorUser, model.OpWorkload, "", "", "", "done: "+st.Name)
+		return
+	}
+	if w.Clock.Now() >= w.waitDeadline {
+		w.waiting = false
+		w.record(model.ActorUser, model.OpWorkload, "", "", "", "gave up waiting: "+st.Name)
+	}
+}
+
+// idle: nothing but the clock, faults, resumes or the settle decision can
+// move.
+func (w *World) idle(steps []Step) bool {
+	for i := range steps {
+		if steps[i].Actor != model.ActorClock && steps[i].Actor != model.ActorFault {
+			return false
+		}
+	}
+	return true
+}
+
+// enabledSteps lists every step that can run now, in a fixed order:
+// controllers, built-in and external actors, the user, faults, the clock.
+func (w *World) enabledSteps() []Step {
+	buf := w.buf[:0]
+	for _, h := range w.hosts {
+		h := h
+		if h.enabled() {
+			label := "reconcile"
+			if h.run != nil {
+				label = "continue " + h.run.req.String()
+			}
+			buf = append(buf, Step{Actor: h.actor, Label: label, Run: h.step})
+		}
+		for _, inf := range h.informers {
+			inf := inf
+			if w.Server(h.server.ID).Pending(inf.cache) > 0 || inf.rev < inf.cache.rev || inf.hasPending() {
+				if inf.hasPending() {
+					buf = append(buf, Step{Actor: h.actor, Label: "deliver " + inf.kind.gvk.Kind, Run: func() { w.deliver(h, inf) }})
+				}
+			}
+		}
+	}
+	for _, a := range w.actors {
+		buf = a.Steps(w, buf)
+	}
+	if !w.waiting && w.workload < len(w.Scenario.Workload) {
+		st := &w.Scenario.Workload[w.workload]
+		buf = append(buf, Step{Actor: model.ActorUser, Label: st.Name, Run: w.runWorkload})
+	}
+	ordinary := len(buf)
+	if !w.settling {
+		buf = w.faultSteps(buf)
+		if w.workloadDone() {
+			buf = append(buf, Step{Actor: model.ActorFault, Label: "settle", Run: w.settle})
+		}
+	}
+	if at, ok := w.nextTimer(); ok && (ordinary == 0 || w.Scenario.ClockAnytime) {
+		buf = append(buf, Step{Actor: model.ActorClock, Label: "tick to " + at.String(), Run: func() { w.tick(at) }})
+	}
+	w.buf = buf
+	return buf
+}
+
+func (w *World) runWorkload() {
+	st := &w.Scenario.Workload[w.workload]
+	w.record(model.ActorUser, model.OpWorkload, "", "", "", "start: "+st.Name)
+	err := st.Do(context.Background(), w.ActorClient(model.ActorUser))
+	if err != nil {
+		if apierrors.IsConflict(err) {
+			return // retried at a later step, as a user re-running kubectl would
+		}
+		w.harnessErr = fmt.Errorf("workload step %q failed: %w (a workload step may fail only with a conflict; fix the scenario)", st.Name, err)
+		w.stopped = true
+		return
+	}
+	w.workload++
+	w.waiting = true
+	w.waitDeadline = w.Clock.Now() + DefaultWaitTimeout
+}
+
+// nextTimer is the earliest time anything waits for.
+func (w *World) nextTimer() (model.Time, bool) {
+	var best model.Time
+	found := false
+	consider := func(t model.Time, ok bool) {
+		if ok && (!found || t < best) {
+			best, found = t, true
+		}
+	}
+	for _, h := range w.hosts {
+		consider(h.queue.NextTimer())
+	}
+	for _, a := range w.actors {
+		if t, ok := a.(Timed); ok {
+			consider(t.NextTimer())
+		}
+	}
+	if w.waiting {
+		consider(w.waitDeadline, true)
+	}
+	if found && best < w.Clock.Now() {
+		best = w.Clock.Now()
+	}
+	return best, found
+}
+
+func (w *World) tick(at model.Time) {
+	w.Clock.AdvanceTo(at)
+	for _, h := range w.hosts {
+		h.queue.Fire(at)
+	}
+	w.record(model.ActorClock, model.OpTick, "", "", "", "")
+}
+
+// deliver hands the informer every watch event its apiserver has for it.
+func (w *World) deliver(h *Host, inf *informer) {
+	changes, relisted := inf.pending()
+	if relisted {
+		for _, obj := range inf.list() {
+			h.handle(inf.kind, nil, obj)
+		}
+		w.Record(model.Event{Actor: h.actor, Op: model.OpDeliver, Kind: inf.kind.gvk.Kind, Server: h.server.ID, ReadRev: inf.rev, HeadRev: w.Store.rev, Detail: "watch expired (410): relisted"})
+		return
+	}
+	for _, c := range changes {
+		old := inf.apply(c)
+		h.handle(inf.kind, old, c.Object)
+	}
+	w.Record(model.Event{Actor: h.actor, Op: model.OpDeliver, Kind: inf.kind.gvk.Kind, Server: h.server.ID, ReadRev: inf.rev, HeadRev: w.Store.rev, Detail: strconv.Itoa(len(changes)) + " events"})
+}
+
+// faultSteps appends the faults the budget still allows.
+func (w *World) faultSteps(buf []Step) []Step {
+	b := w.budget
+	if b.Crashes > 0 {
+		for _, h := range w.hosts {
+			for _, s := range w.Servers {
+				h, s := h, s
+				buf = append(buf, Step{Actor: model.ActorFault, Fault: model.FaultCrash, Label: "crash " + string(h.actor) + ", restart on apiserver-" + strconv.Itoa(s.ID), Run: func() { w.crash(h, s) }})
+			}
+		}
+	}
+	if b.Stale > 0 && len(w.paused) == 0 {
+		for _, s := range w.Servers {
+			for _, k := range w.staleKinds {
+				s, k := s, k
+				buf = append(buf, Step{Actor: model.ActorFault, Fault: model.FaultStale, Label: "pause apiserver-" + strconv.Itoa(s.ID) + " " + k.gvk.Kind + " cache", Run: func() { w.pause(s, k) }})
+			}
+		}
+	}
+	if len(w.paused) > 0 {
+		p := w.paused[0]
+		buf = append(buf, Step{Actor: model.ActorFault, Label: "resume apiserver-" + strconv.Itoa(p.server.ID) + " " + p.cache.kind.gvk.Kind + " cache", Run: w.resume})
+	}
+	if b.Drops > 0 {
+		for _, h := range w.hosts {
+			for _, inf := range h.informers {
+				h, inf := h, inf
+				if inf.hasPending() {
+					buf = append(buf, Step{Actor: model.ActorFault, Fault: model.FaultDrop, Label: "drop " + inf.kind.gvk.Kind + " event for " + string(h.actor), Run: func() { w.drop(h, inf) }})
+				}
+			}
+		}
+	}
+	if b.Evictions > 0 {
+		for _, obj := range w.PeekList(&corev1.Pod{}, "") {
+			pod := obj.(*corev1.Pod)
+			if pod.DeletionTimestamp == nil && pod.Status.Phase == corev1.PodRunning {
+				ns, name := pod.Namespace, pod.Name
+				buf = append(buf, Step{Actor: model.ActorFault, Fault: model.FaultEvict, Label: "evict pod " + ns + "/" + name, Run: func() { w.evict(ns, name) }})
+			}
+		}
+	}
+	return buf
+}
+
+// crash kills the controller at its current API call and starts a new
+// incarnation connected to apiserver s.
+func (w *World) crash(h *Host, s *APIServer) {
+	detail := "idle"
+	if h.run != nil {
+		detail = fmt.Sprintf("in reconcile %s before API call %d", h.run.req, h.run.calls+1)
+	}
+	h.abandon()
+	w.record(model.ActorFault, model.OpCrash, "", "", string(h.actor), detail)
+	nh := newHost(w, h.spec, s, h.incarnation+1)
+	for i, old := range w.hosts {
+		if old == h {
+			w.hosts[i] = nh
+		}
+	}
+	detail = "apiserver-" + strconv.Itoa(s.ID)
+	for _, inf := range nh.informers {
+		detail += fmt.Sprintf("; %s listed at rev %d", inf.kind.gvk.Kind, inf.rev)
+		if inf.rev < w.Store.rev && w.Server(s.ID).Cache(inf.kind).paused {
+			detail += " (paused cache)"
+		}
+	}
+	w.record(model.ActorFault, model.OpRestart, "", "", string(nh.actor), detail)
+}
+
+func (w *World) pause(s *APIServer, k *kindInfo) {
+	c := s.Cache(k)
+	s.Sync(c) // a following cache is at the head when the partition starts
+	s.Pause(c)
+	w.paused = append(w.paused, &pausedCache{server: s, cache: c})
+	w.Record(model.Event{Actor: model.ActorFault, Op: model.OpPauseCache, Kind: k.gvk.Kind, Server: s.ID, ReadRev: c.rev, HeadRev: w.Store.rev})
+}
+
+func (w *World) resume() {
+	p := w.paused[0]
+	w.paused = w.paused[1:]
+	p.server.Resume(p.cache)
+	w.Record(model.Event{Actor: model.ActorFault, Op: model.OpResumeCache, Kind: p.cache.kind.gvk.Kind, Server: p.server.ID, ReadRev: p.cache.rev, HeadRev: w.Store.rev})
+}
+
+func (w *World) drop(h *Host, inf *informer) {
+	changes, relisted := inf.pending()
+	if relisted || len(changes) == 0 {
+		return
+	}
+	c := changes[0]
+	inf.skip(c)
+	w.Record(model.Event{Actor: model.ActorFault, Op: model.OpDropEvent, Kind: inf.kind.gvk.Kind, Namespace: c.Object.GetNamespace(), Name: c.Object.GetName(), Rev: c.Rev, HeadRev: w.Store.rev, Detail: c.Type.String() + " for " + string(h.actor)})
+}
+
+func (w *World) evict(namespace, name string) {
+	w.Record(model.Event{Actor: model.ActorFault, Op: model.OpEvict, Kind: "Pod", Namespace: namespace, Name: name, HeadRev: w.Store.rev})
+	pod := &corev1.Pod{}
+	pod.Namespace, pod.Name = namespace, name
+	_ = w.ActorClient(model.ActorFault).Delete(context.Background(), pod, client.PropagationPolicy("Background"))
+}

@@ -1,0 +1,79 @@
+package simulator
+
+import (
+	"strings"
+
+	"github.com/opcheck/opcheck/model"
+)
+
+// ScriptStep is one directed decision of a ScriptChooser: once a history
+// line containing After has been recorded (since the previous script step
+// fired; "" means at once), the first enabled step whose label contains
+// Label is chosen.
+type ScriptStep struct {
+	After string
+	Label string
+}
+
+// ScriptChooser is a hand-written schedule in readable form: it fires its
+// script steps in order and otherwise makes fair progress (ordinary steps in
+// rotation; never a fault or the settle decision unless scripted). Its
+// recorded choices are an ordinary choice sequence: replaying them with
+// model.Sequence gives the same history. Set World before the run starts
+// (NewWorld, then assign, then World.Run).
+type ScriptChooser struct {
+	World  *World
+	Script []ScriptStep
+	pos    int
+	seen   int  // history events already searched for the current After
+	armed  bool // the current step's After has been seen
+	turn   int
+}
+
+// Done reports whether every script step fired.
+func (s *ScriptChooser) Done() bool { return s.pos >= len(s.Script) }
+
+// Choose implements model.Chooser.
+func (s *ScriptChooser) Choose(kind model.ChoiceKind, n int) int {
+	if kind != model.ChooseStep || s.World == nil {
+		return 0
+	}
+	steps := s.World.Enabled()
+	if s.pos < len(s.Script) && s.ready() {
+		want := s.Script[s.pos].Label
+		for i := range steps {
+			if strings.Contains(steps[i].Label, want) {
+				s.pos++
+				s.seen = len(s.World.History.Events)
+				s.armed = false
+				return i
+			}
+		}
+	}
+	var fair []int
+	for i := range steps {
+		if steps[i].Actor != model.ActorFault {
+			fair = append(fair, i)
+		}
+	}
+	if len(fair) == 0 {
+		return 0
+	}
+	s.turn++
+	return fair[s.turn%len(fair)]
+}
+
+func (s *ScriptChooser) ready() bool {
+	after := s.Script[s.pos].After
+	if after == "" || s.armed {
+		return true
+	}
+	ev := s.World.History.Events
+	for ; s.seen < len(ev); s.seen++ {
+		if strings.Contains(ev[s.seen].Line(), after) {
+			s.armed = true
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,184 @@
+package simulator
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/opcheck/opcheck/model"
+	"github.com/opcheck/opcheck/properties"
+)
+
+// Step is one enabled action of the world: the scheduler chooses among the
+// enabled steps with one ChooseStep decision. Labels are stable strings
+// (they name the step in traces and give PCT its priorities).
+type Step struct {
+	Actor model.Actor
+	Label string
+	// Fault is the fault this step injects (0 for an ordinary step); the
+	// world spends budget for it.
+	Fault model.FaultKind
+	Run   func()
+}
+
+// Actor is a built-in controller or an external system: something that
+// takes steps of its own. Steps appends the actor's enabled steps, in a
+// deterministic order, to buf. Actors read ground truth with World.Peek and
+// World.PeekList and write through their own client (World.ActorClient).
+type Actor interface {
+	Name() model.Actor
+	Steps(w *World, buf []Step) []Step
+}
+
+// Timed is implemented by actors with pending timers (an external system's
+// scheduled transition): NextTimer returns the earliest logical time at which
+// the actor will have something to do, or false.
+type Timed interface {
+	NextTimer() (model.Time, bool)
+}
+
+// World is one run of a scenario: the cluster, the controllers under test,
+// the built-in actors, the workload and the fault budget, driven by one
+// Chooser.
+type World struct {
+	*Cluster
+	Scenario *Scenario
+	recorder *model.Recorder
+
+	hosts   []*Host
+	actors  []Actor
+	clients map[model.Actor]*Client
+	peek    *Client // unrecorded quorum reads of ground truth
+
+	budget   model.FaultBudget
+	workload int  // index of the next workload step
+	waiting  bool // the workload step ran; its Until has not held yet
+	settling bool
+	paused   []*pausedCache
+
+	steps     int
+	quiescent bool
+	stopped   bool
+	lastRev   model.Revision
+	quietFrom model.Time
+
+	monitor    *properties.Run
+	violations []properties.Violation
+	harnessErr error
+
+	buf          []Step
+	turn         int
+	keepGoing    bool
+	waitDeadline model.Time
+	staleKinds   []*kindInfo
+}
+
+type pausedCache struct {
+	server *APIServer
+	cache  *WatchCache
+}
+
+// Budget is the fault budget left in this run.
+func (w *World) Budget() model.FaultBudget { return w.budget }
+
+// Settling reports whether the fair settle phase has begun.
+func (w *World) Settling() bool { return w.settling }
+
+// Now is the logical time as a wall-clock instant, for reconcilers and
+// actors that stamp objects.
+func (w *World) Now() model.Time { return w.Clock.Now() }
+
+// Hosts returns the controller hosts (one per controller under test).
+func (w *World) Hosts() []*Host { return w.hosts }
+
+// ActorClient returns the client an actor writes through: apiserver-1,
+// quorum reads, recorded under the actor's name.
+func (w *World) ActorClient(a model.Actor) *Client {
+	c := w.clients[a]
+	if c == nil {
+		c = w.Client(a, 1, true)
+		w.clients[a] = c
+	}
+	return c
+}
+
+// Peek reads ground truth without recording an event. The object returned
+// is the store's own: do not modify it.
+func (w *World) Peek(obj client.Object, namespace, name string) (client.Object, bool) {
+	k, err := w.Store.kinds.forObject(obj)
+	if err != nil {
+		panic(err)
+	}
+	return w.Store.peek(k, objectKey(k, namespace, name))
+}
+
+// PeekList lists ground truth of the kind of proto (a typed object), in key
+// order, without recording an event. The objects are the store's own: do not
+// modify them.
+func (w *World) PeekList(proto client.Object, namespace string) []client.Object {
+	k, err := w.Store.kinds.forObject(proto)
+	if err != nil {
+		panic(err)
+	}
+	objs, _ := w.Store.list(k, &ListOptions{Namespace: namespace})
+	return objs
+}
+
+// Reader is a client.Reader over ground truth that records nothing: for
+// workload wait conditions and properties.
+func (w *World) Reader() client.Reader { return w.peek }
+
+// kindOf resolves the kind of a typed prototype or panics: a scenario that
+// names an unregistered type is a harness error caught at world build.
+func (w *World) kindOf(proto client.Object) *kindInfo {
+	k, err := w.Store.kinds.forObject(proto)
+	if err != nil {
+		panic(err)
+	}
+	return k
+}
+
+// GroupKindOf returns the group and kind of a typed object.
+func (w *World) GroupKindOf(proto client.Object) schema.GroupKind { return w.kindOf(proto).gk }
+
+// record is Record for a non-API event.
+func (w *World) record(actor model.Actor, op model.Op, kind, namespace, name, detail string) {
+	w.Record(model.Event{Actor: actor, Op: op, Kind: kind, Namespace: namespace, Name: name, Detail: detail, HeadRev: w.Store.rev})
+}
+
+// Enabled returns the steps enabled at the current decision: a chooser
+// that picks by label (ScriptChooser) reads it while Choose is asked.
+func (w *World) Enabled() []Step { return w.buf }
+
+// Violations returns the property violations found so far.
+func (w *World) Violations() []properties.Violation { return w.violations }
+
+var _ = runtime.Object(nil)
+var _ = context.Background
+var _ = fmt.Sprintf
+var _ = slices.Sort[[]int]
+
+// newBareWorld builds a world with a cluster and no controllers, workload or
+// faults: for tests of the built-in actors.
+func newBareWorld(scheme *runtime.Scheme, servers int) *World {
+	w := &World{Cluster: NewCluster(scheme, ClusterOptions{APIServers: servers}), clients: map[model.Actor]*Client{}}
+	w.peek = w.Client("peek", 1, true)
+	w.peek.silent = true
+	return w
+}
+
+// ActorNamed returns the actor (built-in or external system) with that
+// name, or nil: reconciler factories use it to reach their world's external
+// systems.
+func (w *World) ActorNamed(name model.Actor) Actor {
+	for _, a := range w.actors {
+		if a.Name() == name {
+			return a
+		}
+	}
+	return nil
+}

@@ -1,0 +1,187 @@
+package casskop
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/opcheck/opcheck/model"
+	"github.com/opcheck/opcheck/properties"
+	"github.com/opcheck/opcheck/simulator"
+)
+
+// The scenario's cluster: CassandraCluster "cc" with one dc and one rack.
+const (
+	Namespace = "default"
+	CRName    = "cc"
+	DCName    = "dc1"
+	RackName  = "rack1"
+)
+
+// Scheme returns a scheme with the built-in types and CassandraCluster.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	if err := AddToScheme(s); err != nil {
+		panic(err)
+	}
+	return s
+}
+
+var scheme = Scheme()
+
+// Variants lists the shipped variants.
+func Variants() []Variant { return []Variant{Buggy, UpstreamFix} }
+
+// Controller returns the controller under test: casskop watches only its
+// CassandraClusters and requeues every 5 s.
+func Controller(v Variant) simulator.ControllerSpec {
+	return simulator.ControllerSpec{
+		Name: "casskop",
+		For:  &CassandraCluster{},
+		NewWithEnv: func(env *simulator.Env) reconcile.Reconciler {
+			nodes := env.World.ActorNamed(NodesActor).(*Nodes)
+			return NewReconciler(env.Client, Options{Variant: v, Nodes: nodes.Client(), Now: env.Now})
+		},
+	}
+}
+
+var stsName = StatefulSetName(CRName, DCName, RackName)
+
+// Scenario returns the seed bug's scenario for one variant: one dc, one
+// rack, 2 nodes with deletePVC; scale to 1 and wait for the decommission;
+// scale back to 2. Fault budget: one crash-restart.
+func Scenario(v Variant) *simulator.Scenario {
+	return &simulator.Scenario{
+		Name:        "casskop/" + string(v),
+		Description: "casskop (" + string(v) + "): decommission 2 -> 1 -> 2 with a crash",
+		Scheme:      scheme,
+		// Upstream's CRD had no status subresource: the operator writes
+		// status with a plain Update.
+		StoreOptions: simulator.StoreOptions{NoStatusSubresource: []schema.GroupKind{GroupVersion.WithKind("CassandraCluster").GroupKind()}},
+		APIServers:   1,
+		Controllers:  []simulator.ControllerSpec{Controller(v)},
+		Actors:       func(w *simulator.World) []simulator.Actor { return []simulator.Actor{NewNodes(w)} },
+		Workload: []simulator.WorkloadStep{
+			{Name: "create cc with 2 nodes", Do: createCR(2), Until: readyNodes(2)},
+			{Name: "scale cc to 1 node", Do: scaleCR(1), Until: decommissionDone(1)},
+			{Name: "scale cc back to 2 nodes", Do: scaleCR(2), Until: readyNodes(2)},
+		},
+		Faults:     model.FaultBudget{Crashes: 1},
+		Properties: Properties(),
+	}
+}
+
+func createCR(nodes int32) func(context.Context, client.Client) error {
+	return func(ctx context.Context, c client.Client) error {
+		return c.Create(ctx, &CassandraCluster{
+			ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: CRName},
+			Spec: CassandraClusterSpec{NodesPerRacks: nodes, DeletePVC: true,
+				Topology: Topology{DC: []DC{{Name: DCName, Rack: []Rack{{Name: RackName}}}}}},
+		})
+	}
+}
+
+func scaleCR(nodes int32) func(context.Context, client.Client) error {
+	return func(ctx context.Context, c client.Client) error {
+		var cc CassandraCluster
+		if err := c.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: CRName}, &cc); err != nil {
+			return err
+		}
+		cc.Spec.NodesPerRacks = nodes
+		return c.Update(ctx, &cc)
+	}
+}
+
+func isReady(p *corev1.Pod) bool {
+	if p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil {
+		return false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func readyNodes(n int32) func(context.Context, client.Reader) bool {
+	return func(ctx context.Context, r client.Reader) bool {
+		var sts appsv1.StatefulSet
+		if err := r.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: stsName}, &sts); err != nil {
+			return false
+		}
+		return sts.Status.ReadyReplicas == n && sts.Spec.Replicas != nil && *sts.Spec.Replicas == n
+	}
+}
+
+// decommissionDone: the pod above the new size and its PVC are gone.
+func decommissionDone(n int32) func(context.Context, client.Reader) bool {
+	return func(ctx context.Context, r client.Reader) bool {
+		pod := PodName(stsName, n)
+		err1 := r.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: pod}, &corev1.Pod{})
+		err2 := r.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: PVCName(pod)}, &corev1.PersistentVolumeClaim{})
+		return apierrors.IsNotFound(err1) && apierrors.IsNotFound(err2)
+	}
+}
+
+// Properties are the guarantees the casskop scenarios check.
+func Properties() []properties.Property {
+	return []properties.Property{
+		properties.EventuallyConverges("EventuallyConverges(rack matches nodesPerRacks)", converged),
+		properties.NoStuckReconcile(5),
+		properties.NoReconcilePanic(),
+		properties.NoEndlessReconcile(),
+	}
+}
+
+// converged: the rack has nodesPerRacks ready pods and PVCs, its
+// StatefulSet asks for nodesPerRacks, and the last action is Done.
+func converged(s *properties.State) (bool, string) {
+	for _, obj := range s.List("CassandraCluster", "", nil) {
+		cc := obj.(*CassandraCluster)
+		if cc.DeletionTimestamp != nil {
+			continue
+		}
+		for _, dc := range cc.Spec.Topology.DC {
+			for _, rack := range dc.Rack {
+				name := StatefulSetName(cc.Name, dc.Name, rack.Name)
+				want := cc.Spec.NodesPerRacks
+				var ready, pvcs int32
+				for i := int32(0); i < want+4; i++ {
+					pod := PodName(name, i)
+					if p, ok := s.Get("Pod", cc.Namespace, pod); ok && isReady(p.(*corev1.Pod)) {
+						ready++
+					}
+					if p, ok := s.Get("PersistentVolumeClaim", cc.Namespace, PVCName(pod)); ok && p.(*corev1.PersistentVolumeClaim).DeletionTimestamp == nil {
+						pvcs++
+					}
+				}
+				stsReplicas := int32(-1)
+				if o, ok := s.Get("StatefulSet", cc.Namespace, name); ok && o.(*appsv1.StatefulSet).Spec.Replicas != nil {
+					stsReplicas = *o.(*appsv1.StatefulSet).Spec.Replicas
+				}
+				action := "none"
+				if rs := cc.Status.CassandraRackStatus[DCRackName(dc.Name, rack.Name)]; rs != nil {
+					action = rs.CassandraLastAction.Name + "/" + rs.CassandraLastAction.Status
+					if ready == want && pvcs == want && stsReplicas == want && rs.CassandraLastAction.Status == StatusDone {
+						continue
+					}
+				}
+				return false, fmt.Sprintf("rack %s of %s/%s wants %d nodes: %d ready pods, %d live PVCs, StatefulSet replicas %d, last action %s", DCRackName(dc.Name, rack.Name), cc.Namespace, cc.Name, want, ready, pvcs, stsReplicas, action)
+			}
+		}
+	}
+	return true, ""
+}

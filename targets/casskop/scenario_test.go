@@ -1,0 +1,88 @@
+package casskop
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/opcheck/opcheck/model"
+	"github.com/opcheck/opcheck/properties"
+	"github.com/opcheck/opcheck/simulator"
+)
+
+func TestScenarioNoFaultsConverges(t *testing.T) {
+	for _, v := range Variants() {
+		t.Run(string(v), func(t *testing.T) {
+			none := model.FaultBudget{}
+			// Fair turns (a script-less ScriptChooser), no faults.
+			ch := &simulator.ScriptChooser{}
+			w, err := simulator.NewWorld(Scenario(v), ch, simulator.RunOptions{Faults: &none})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ch.World = w
+			res, err := w.Run()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Violations) > 0 || !res.Quiescent {
+				t.Fatalf("violations %v, quiescent %v after %d steps:\n%s", res.Violations, res.Quiescent, res.Steps, res.History.Lines())
+			}
+			if !strings.Contains(res.History.Lines(), "done: scale cc back to 2 nodes") {
+				t.Fatalf("the workload did not complete:\n%s", res.History.Lines())
+			}
+		})
+	}
+}
+
+// seedBugScript is the bug report's schedule by hand: the controller
+// crashes right after the reconcile that saw the node DECOMMISSIONED
+// updated the StatefulSet, before its deferred status write.
+var seedBugScript = []simulator.ScriptStep{
+	{After: "controller/casskop Update StatefulSet default/cc-dc1-rack1", Label: "crash controller/casskop, restart on apiserver-1"},
+}
+
+func runScript(t *testing.T, v Variant) *simulator.Result {
+	t.Helper()
+	ch := &simulator.ScriptChooser{Script: seedBugScript}
+	w, err := simulator.NewWorld(Scenario(v), ch, simulator.RunOptions{KeepGoing: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch.World = w
+	res, err := w.Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ch.Done() {
+		t.Fatalf("the script did not run to its end:\n%s", res.History.Lines())
+	}
+	return res
+}
+
+func violated(vs []properties.Violation, prefix string) *properties.Violation {
+	for i := range vs {
+		if strings.HasPrefix(vs[i].Property, prefix) {
+			return &vs[i]
+		}
+	}
+	return nil
+}
+
+func TestSeedBugCrashBuggy(t *testing.T) {
+	res := runScript(t, Buggy)
+	lines := res.History.Lines()
+	if violated(res.Violations, "EventuallyConverges") == nil || violated(res.Violations, "NoStuckReconcile") == nil {
+		t.Fatalf("want EventuallyConverges and NoStuckReconcile violated, got %v\n%s", res.Violations, lines)
+	}
+	if strings.Contains(lines, "Delete PersistentVolumeClaim default/data-cc-dc1-rack1-1") {
+		t.Fatalf("the PVC of the removed pod was deleted:\n%s", lines)
+	}
+	t.Log(violated(res.Violations, "EventuallyConverges"))
+}
+
+func TestSeedBugCrashUpstreamFix(t *testing.T) {
+	res := runScript(t, UpstreamFix)
+	if len(res.Violations) > 0 || !res.Quiescent {
+		t.Fatalf("violations %v quiescent %v\n%s", res.Violations, res.Quiescent, res.History.Lines())
+	}
+}

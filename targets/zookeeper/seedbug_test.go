@@ -1,0 +1,64 @@
+package zookeeper
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/opcheck/opcheck/properties"
+	"github.com/opcheck/opcheck/simulator"
+)
+
+// seedBugScript is the schedule of the bug report, written by hand: the
+// ZookeeperCluster cache of apiserver-2 stops once the scale-down to 1 is
+// done; the user scales back to 2; once 2 members are ready the controller
+// crashes and restarts against apiserver-2; after its first reconcile there
+// the faults end.
+var seedBugScript = []simulator.ScriptStep{
+	{After: "done: scale zk to 1", Label: "pause apiserver-2 ZookeeperCluster cache"},
+	{After: "done: scale zk to 2", Label: "crash controller/zookeeper-operator, restart on apiserver-2"},
+	{After: "ReconcileDone", Label: "settle"},
+}
+
+func runScript(t *testing.T, v Variant, script []simulator.ScriptStep) *simulator.Result {
+	t.Helper()
+	ch := &simulator.ScriptChooser{Script: script}
+	w, err := simulator.NewWorld(Scenario(v), ch, simulator.RunOptions{KeepGoing: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch.World = w
+	res, err := w.Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ch.Done() {
+		t.Fatalf("the script did not run to its end; history:\n%s", res.History.Lines())
+	}
+	return res
+}
+
+func violated(vs []properties.Violation, name string) *properties.Violation {
+	for i := range vs {
+		if strings.Contains(vs[i].Property, name) {
+			return &vs[i]
+		}
+	}
+	return nil
+}
+
+func TestSeedBugStaleReadBuggy(t *testing.T) {
+	res := runScript(t, Buggy, seedBugScript)
+	lines := res.History.Lines()
+	if !strings.Contains(lines, "controller/zookeeper-operator Delete PersistentVolumeClaim default/data-zk-1") {
+		t.Fatalf("the live member's PVC was not deleted:\n%s", lines)
+	}
+	pvc := violated(res.Violations, "NoDeleteOfLive")
+	if pvc == nil {
+		t.Fatalf("NoDeleteOfLive not violated; violations %v\n%s", res.Violations, lines)
+	}
+	scale := violated(res.Violations, "NoScaleBelow")
+	if scale == nil {
+		t.Fatalf("NoScaleBelow not violated; violations %v\n%s", res.Violations, lines)
+	}
+	t.Logf("%s\n%s", pvc, scale)
+}
