@@ -62,3 +62,41 @@ func TestSeedBugStaleReadBuggy(t *testing.T) {
 	}
 	t.Logf("%s\n%s", pvc, scale)
 }
+
+// On the fix variants the same schedule must not scale the StatefulSet
+// below the committed size; upstream-fix still deletes the live member's
+// PVC (its guard covers only the StatefulSet path), fixed issues no delete.
+func TestSeedBugStaleReadUpstreamFix(t *testing.T) {
+	res := runScript(t, UpstreamFix, seedBugScript)
+	lines := res.History.Lines()
+	if v := violated(res.Violations, "NoScaleBelow"); v != nil {
+		t.Fatalf("upstream-fix scaled below the committed size: %s", v)
+	}
+	if !strings.Contains(lines, "Staleness: cr.ResourceVersion") {
+		t.Fatalf("upstream-fix did not detect the stale CR:\n%s", lines)
+	}
+	// What remains: the orphan-PVC cleanup runs before the guard.
+	if v := violated(res.Violations, "NoDeleteOfLive"); v == nil {
+		t.Fatalf("upstream-fix was expected to still delete the live member's PVC (see docs/case-studies.md); violations %v\n%s", res.Violations, lines)
+	}
+}
+
+func TestSeedBugStaleReadFixed(t *testing.T) {
+	res := runScript(t, Fixed, seedBugScript)
+	lines := res.History.Lines()
+	// The scale-down to 1 legitimately deletes data-zk-1; after the
+	// restart against the stale apiserver no delete may be issued.
+	_, afterRestart, ok := strings.Cut(lines, "fault Restart")
+	if !ok {
+		t.Fatalf("no restart in the history:\n%s", lines)
+	}
+	if strings.Contains(afterRestart, "controller/zookeeper-operator Delete PersistentVolumeClaim") {
+		t.Fatalf("fixed issued a PVC delete after the stale restart:\n%s", lines)
+	}
+	if len(res.Violations) > 0 {
+		t.Fatalf("fixed violated: %v\n%s", res.Violations, lines)
+	}
+	if !res.Quiescent {
+		t.Fatalf("fixed did not settle:\n%s", lines)
+	}
+}
