@@ -2,6 +2,7 @@ package simulator
 
 import (
 	"context"
+	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -72,7 +73,7 @@ func (g *GarbageCollector) Steps(w *World, buf []Step) []Step {
 	var index map[types.UID]uint8
 	for _, t := range w.Store.tables {
 		for _, obj := range t.objects {
-			if beingDeleted(obj) && (hasFinalizer(obj.GetFinalizers(), FinalizerForeground) || hasFinalizer(obj.GetFinalizers(), FinalizerOrphan)) {
+			if beingDeleted(obj) && (slices.Contains(obj.GetFinalizers(), FinalizerForeground) || slices.Contains(obj.GetFinalizers(), FinalizerOrphan)) {
 				index = map[types.UID]uint8{}
 				break
 			}
@@ -139,9 +140,9 @@ func (g *GarbageCollector) classify(w *World, k *kindInfo, dep client.Object, re
 	}
 	fs := owner.GetFinalizers()
 	switch {
-	case hasFinalizer(fs, FinalizerOrphan):
+	case slices.Contains(fs, FinalizerOrphan):
 		return refOrphaning
-	case hasFinalizer(fs, FinalizerForeground):
+	case slices.Contains(fs, FinalizerForeground):
 		return refWaiting
 	}
 	return refSolid
@@ -238,9 +239,9 @@ func (g *GarbageCollector) ownerStep(w *World, k *kindInfo, obj client.Object, i
 	bits := index[obj.GetUID()]
 	var fin string
 	switch {
-	case hasFinalizer(fs, FinalizerOrphan) && bits&gcReferenced == 0:
+	case slices.Contains(fs, FinalizerOrphan) && bits&gcReferenced == 0:
 		fin = FinalizerOrphan
-	case hasFinalizer(fs, FinalizerForeground) && bits&gcBlocking == 0:
+	case slices.Contains(fs, FinalizerForeground) && bits&gcBlocking == 0:
 		fin = FinalizerForeground
 	default:
 		return Step{}, false
@@ -248,7 +249,7 @@ func (g *GarbageCollector) ownerStep(w *World, k *kindInfo, obj client.Object, i
 	key := objectKey(k, obj.GetNamespace(), obj.GetName())
 	return Step{Actor: model.ActorGC, Label: "finalize " + fin + " " + k.gvk.Kind + " " + key, Run: func() {
 		nobj := obj.DeepCopyObject().(client.Object)
-		nobj.SetFinalizers(withoutFinalizer(nobj.GetFinalizers(), fin))
+		nobj.SetFinalizers(removeFinalizer(nobj.GetFinalizers(), fin))
 		_ = w.ActorClient(model.ActorGC).Update(context.Background(), nobj)
 	}}, true
 }

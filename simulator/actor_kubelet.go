@@ -73,7 +73,7 @@ func podClaimsUsable(w *World, claimKind *kindInfo, p *corev1.Pod) bool {
 
 func kubeletConfirmStep(w *World, p *corev1.Pod) Step {
 	ns, name, uid := p.Namespace, p.Name, p.UID
-	return Step{Actor: model.ActorKubelet, Label: "confirm delete pod " + nsName(ns, name), Run: func() {
+	return Step{Actor: model.ActorKubelet, Label: "confirm delete pod " + nsKey(ns, name), Run: func() {
 		obj := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 		_ = w.ActorClient(model.ActorKubelet).Delete(context.Background(), obj, client.GracePeriodSeconds(0), client.Preconditions{UID: &uid})
 	}}
@@ -107,7 +107,7 @@ func setPodCondition(p *corev1.Pod, t corev1.PodConditionType, s corev1.Conditio
 }
 
 func kubeletStartStep(w *World, p *corev1.Pod) Step {
-	return Step{Actor: model.ActorKubelet, Label: "start pod " + nsName(p.Namespace, p.Name), Run: func() {
+	return Step{Actor: model.ActorKubelet, Label: "start pod " + nsKey(p.Namespace, p.Name), Run: func() {
 		now := metav1.NewTime(w.Clock.Wall())
 		np := p.DeepCopy()
 		np.Status.Phase = corev1.PodRunning
@@ -136,7 +136,7 @@ func kubeletStartStep(w *World, p *corev1.Pod) Step {
 }
 
 func kubeletReadyStep(w *World, p *corev1.Pod) Step {
-	return Step{Actor: model.ActorKubelet, Label: "ready pod " + nsName(p.Namespace, p.Name), Run: func() {
+	return Step{Actor: model.ActorKubelet, Label: "ready pod " + nsKey(p.Namespace, p.Name), Run: func() {
 		now := metav1.NewTime(w.Clock.Wall())
 		np := p.DeepCopy()
 		setPodCondition(np, corev1.ContainersReady, corev1.ConditionTrue, now)

@@ -2,6 +2,7 @@ package simulator
 
 import (
 	"context"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -31,7 +32,7 @@ func (c *PVCProtection) Steps(w *World, buf []Step) []Step {
 	podKind := w.kindOf(protoPod)
 	for _, o := range storedList(w, w.kindOf(protoClaim), "") {
 		pvc := o.(*corev1.PersistentVolumeClaim)
-		if !beingDeleted(pvc) || !hasFinalizer(pvc.Finalizers, FinalizerPVCProtection) {
+		if !beingDeleted(pvc) || !slices.Contains(pvc.Finalizers, FinalizerPVCProtection) {
 			continue
 		}
 		if claimInUse(w, podKind, pvc) {
@@ -43,16 +44,7 @@ func (c *PVCProtection) Steps(w *World, buf []Step) []Step {
 	return buf
 }
 
-func hasFinalizer(fs []string, f string) bool {
-	for _, x := range fs {
-		if x == f {
-			return true
-		}
-	}
-	return false
-}
-
-func withoutFinalizer(fs []string, f string) []string {
+func removeFinalizer(fs []string, f string) []string {
 	out := make([]string, 0, len(fs))
 	for _, x := range fs {
 		if x != f {
@@ -80,9 +72,9 @@ func claimInUse(w *World, podKind *kindInfo, pvc *corev1.PersistentVolumeClaim) 
 }
 
 func releaseClaimStep(w *World, pvc *corev1.PersistentVolumeClaim) Step {
-	return Step{Actor: model.ActorPVCProtection, Label: "release pvc " + nsName(pvc.Namespace, pvc.Name), Run: func() {
+	return Step{Actor: model.ActorPVCProtection, Label: "release pvc " + nsKey(pvc.Namespace, pvc.Name), Run: func() {
 		np := pvc.DeepCopy()
-		np.Finalizers = withoutFinalizer(np.Finalizers, FinalizerPVCProtection)
+		np.Finalizers = removeFinalizer(np.Finalizers, FinalizerPVCProtection)
 		_ = w.ActorClient(model.ActorPVCProtection).Update(context.Background(), np)
 	}}
 }

@@ -106,7 +106,7 @@ func controllerUID(obj metav1.Object) (types.UID, bool) {
 	return "", false
 }
 
-func nsName(namespace, name string) string { return namespace + "/" + name }
+func nsKey(namespace, name string) string { return namespace + "/" + name }
 
 // StatefulSetController is the built-in StatefulSet controller: it creates
 // claims and pods `<sts>-<i>` from the set's templates, scales down highest
@@ -185,10 +185,10 @@ func setStart(sts *appsv1.StatefulSet) int {
 	return int(sts.Spec.Ordinals.Start)
 }
 
-func podName(sts *appsv1.StatefulSet, ord int) string { return sts.Name + "-" + strconv.Itoa(ord) }
+func setPodName(sts *appsv1.StatefulSet, ord int) string { return sts.Name + "-" + strconv.Itoa(ord) }
 
-func claimName(t *corev1.PersistentVolumeClaim, sts *appsv1.StatefulSet, ord int) string {
-	return t.Name + "-" + podName(sts, ord)
+func setClaimName(t *corev1.PersistentVolumeClaim, sts *appsv1.StatefulSet, ord int) string {
+	return t.Name + "-" + setPodName(sts, ord)
 }
 
 // next returns the one write the controller would make next for sts.
@@ -227,7 +227,7 @@ func (c *StatefulSetController) next(w *World, sts *appsv1.StatefulSet) (Step, b
 		if p == nil {
 			// In OrderedReady mode the loop only gets here when every
 			// lower ordinal is healthy.
-			name := podName(sts, ord)
+			name := setPodName(sts, ord)
 			if other, exists := storedGet(w, podKind, sts.Namespace, name); exists {
 				// A pod of that name the set does not control.
 				if st, ok := c.adopt(w, sts, other.(*corev1.Pod)); ok {
@@ -241,7 +241,7 @@ func (c *StatefulSetController) next(w *World, sts *appsv1.StatefulSet) (Step, b
 			}
 			for i := range sts.Spec.VolumeClaimTemplates {
 				t := &sts.Spec.VolumeClaimTemplates[i]
-				cn := claimName(t, sts, ord)
+				cn := setClaimName(t, sts, ord)
 				if _, exists := storedGet(w, claimKind, sts.Namespace, cn); !exists {
 					return c.createClaimStep(w, sts, t, cn), true
 				}
@@ -249,7 +249,7 @@ func (c *StatefulSetController) next(w *World, sts *appsv1.StatefulSet) (Step, b
 			return c.createPodStep(w, sts, ord), true
 		}
 		if podTerminated(p) && !beingDeleted(p) {
-			return c.deletePodStep(w, p, "delete failed pod "), true
+			return c.deletePodStep(w, p, "delete terminated pod "), true
 		}
 		if beingDeleted(p) || !podRunningAndReady(p) {
 			healthy = false
@@ -328,12 +328,12 @@ func (c *StatefulSetController) deleteScaledClaims(w *World, sts *appsv1.Statefu
 			if !ok || !condemned(sts, ord) {
 				continue
 			}
-			if _, exists := storedGet(w, podKind, sts.Namespace, podName(sts, ord)); exists {
+			if _, exists := storedGet(w, podKind, sts.Namespace, setPodName(sts, ord)); exists {
 				continue
 			}
 			uid := pvc.UID
 			ns, name := pvc.Namespace, pvc.Name
-			return Step{Actor: model.ActorStatefulSet, Label: "delete scaled-down pvc " + nsName(ns, name), Run: func() {
+			return Step{Actor: model.ActorStatefulSet, Label: "delete scaled-down pvc " + nsKey(ns, name), Run: func() {
 				obj := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 				_ = w.ActorClient(model.ActorStatefulSet).Delete(context.Background(), obj, client.Preconditions{UID: &uid})
 			}}, true
@@ -355,7 +355,7 @@ func (c *StatefulSetController) adopt(w *World, sts *appsv1.StatefulSet, p *core
 	if err != nil || sel.Empty() || !sel.Matches(labels.Set(p.Labels)) {
 		return Step{}, false
 	}
-	return Step{Actor: model.ActorStatefulSet, Label: "adopt pod " + nsName(p.Namespace, p.Name), Run: func() {
+	return Step{Actor: model.ActorStatefulSet, Label: "adopt pod " + nsKey(p.Namespace, p.Name), Run: func() {
 		np := p.DeepCopy()
 		np.OwnerReferences = append(np.OwnerReferences, setOwnerRef(sts))
 		_ = w.ActorClient(model.ActorStatefulSet).Update(context.Background(), np)
@@ -368,7 +368,7 @@ func setOwnerRef(sts *appsv1.StatefulSet) metav1.OwnerReference {
 }
 
 func (c *StatefulSetController) createClaimStep(w *World, sts *appsv1.StatefulSet, t *corev1.PersistentVolumeClaim, name string) Step {
-	return Step{Actor: model.ActorStatefulSet, Label: "create pvc " + nsName(sts.Namespace, name), Run: func() {
+	return Step{Actor: model.ActorStatefulSet, Label: "create pvc " + nsKey(sts.Namespace, name), Run: func() {
 		_ = w.ActorClient(model.ActorStatefulSet).Create(context.Background(), newSetClaim(sts, t, name))
 	}}
 }
@@ -404,15 +404,15 @@ func newSetClaim(sts *appsv1.StatefulSet, t *corev1.PersistentVolumeClaim, name 
 }
 
 func (c *StatefulSetController) createPodStep(w *World, sts *appsv1.StatefulSet, ord int) Step {
-	name := podName(sts, ord)
-	return Step{Actor: model.ActorStatefulSet, Label: "create pod " + nsName(sts.Namespace, name), Run: func() {
+	name := setPodName(sts, ord)
+	return Step{Actor: model.ActorStatefulSet, Label: "create pod " + nsKey(sts.Namespace, name), Run: func() {
 		_ = w.ActorClient(model.ActorStatefulSet).Create(context.Background(), newSetPod(sts, ord))
 	}}
 }
 
 // newSetPod builds pod ord of sts from its template.
 func newSetPod(sts *appsv1.StatefulSet, ord int) *corev1.Pod {
-	name := podName(sts, ord)
+	name := setPodName(sts, ord)
 	tpl := &sts.Spec.Template
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
@@ -438,7 +438,7 @@ func newSetPod(sts *appsv1.StatefulSet, ord int) *corev1.Pod {
 	p.Spec.Subdomain = sts.Spec.ServiceName
 	for i := range sts.Spec.VolumeClaimTemplates {
 		t := &sts.Spec.VolumeClaimTemplates[i]
-		src := corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claimName(t, sts, ord)}}
+		src := corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: setClaimName(t, sts, ord)}}
 		replaced := false
 		for j := range p.Spec.Volumes {
 			if p.Spec.Volumes[j].Name == t.Name {
@@ -455,7 +455,7 @@ func newSetPod(sts *appsv1.StatefulSet, ord int) *corev1.Pod {
 
 func (c *StatefulSetController) deletePodStep(w *World, p *corev1.Pod, what string) Step {
 	ns, name, uid := p.Namespace, p.Name, p.UID
-	return Step{Actor: model.ActorStatefulSet, Label: what + nsName(ns, name), Run: func() {
+	return Step{Actor: model.ActorStatefulSet, Label: what + nsKey(ns, name), Run: func() {
 		obj := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 		_ = w.ActorClient(model.ActorStatefulSet).Delete(context.Background(), obj, client.Preconditions{UID: &uid})
 	}}
@@ -476,7 +476,7 @@ func (c *StatefulSetController) statusStep(w *World, sts *appsv1.StatefulSet) (S
 		s.CurrentReplicas == replicas && s.UpdatedReplicas == replicas && s.ObservedGeneration == sts.Generation {
 		return Step{}, false
 	}
-	return Step{Actor: model.ActorStatefulSet, Label: "status " + nsName(sts.Namespace, sts.Name), Run: func() {
+	return Step{Actor: model.ActorStatefulSet, Label: "status " + nsKey(sts.Namespace, sts.Name), Run: func() {
 		ns := sts.DeepCopy()
 		ns.Status.Replicas = replicas
 		ns.Status.ReadyReplicas = ready

@@ -2,6 +2,7 @@ package simulator
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -29,7 +30,7 @@ func nodeFirst() []Actor {
 // settle runs the first enabled step of actors until none is enabled,
 // checking that every step is exactly one successful recorded write that
 // changed the store. It returns the labels of the steps run.
-func settle(t *testing.T, w *World, actors []Actor) []string {
+func settleActors(t *testing.T, w *World, actors []Actor) []string {
 	t.Helper()
 	var labels []string
 	for i := 0; i < 500; i++ {
@@ -59,7 +60,7 @@ func settle(t *testing.T, w *World, actors []Actor) []string {
 	return nil
 }
 
-func newTestWorld() (*World, *Client) {
+func newActorTestWorld() (*World, *Client) {
 	w := newBareWorld(testScheme(), 1)
 	return w, w.Client(model.ActorUser, 1, true)
 }
@@ -87,7 +88,7 @@ func testSet(replicas int32) *appsv1.StatefulSet {
 	}
 }
 
-func getPod(w *World, name string) *corev1.Pod {
+func peekPod(w *World, name string) *corev1.Pod {
 	o, ok := w.Peek(&corev1.Pod{}, "default", name)
 	if !ok {
 		return nil
@@ -95,7 +96,7 @@ func getPod(w *World, name string) *corev1.Pod {
 	return o.(*corev1.Pod)
 }
 
-func getClaim(w *World, name string) *corev1.PersistentVolumeClaim {
+func peekClaim(w *World, name string) *corev1.PersistentVolumeClaim {
 	o, ok := w.Peek(&corev1.PersistentVolumeClaim{}, "default", name)
 	if !ok {
 		return nil
@@ -103,7 +104,7 @@ func getClaim(w *World, name string) *corev1.PersistentVolumeClaim {
 	return o.(*corev1.PersistentVolumeClaim)
 }
 
-func getSet(w *World) *appsv1.StatefulSet {
+func peekSet(w *World) *appsv1.StatefulSet {
 	o, ok := w.Peek(&appsv1.StatefulSet{}, "default", "web")
 	if !ok {
 		return nil
@@ -127,7 +128,7 @@ func isEvent(actor model.Actor, op model.Op, kind, name string) func(e *model.Ev
 	}
 }
 
-func scale(t *testing.T, user *Client, replicas int32) {
+func scaleSet(t *testing.T, user *Client, replicas int32) {
 	t.Helper()
 	var sts appsv1.StatefulSet
 	if err := user.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "web"}, &sts); err != nil {
@@ -141,7 +142,7 @@ func scale(t *testing.T, user *Client, replicas int32) {
 
 func checkStatus(t *testing.T, w *World, replicas, ready int32) {
 	t.Helper()
-	sts := getSet(w)
+	sts := peekSet(w)
 	s := sts.Status
 	if s.Replicas != replicas || s.ReadyReplicas != ready || s.AvailableReplicas != ready || s.CurrentReplicas != replicas || s.UpdatedReplicas != replicas || s.ObservedGeneration != sts.Generation {
 		t.Fatalf("status %+v (generation %d), want replicas=%d ready=%d", s, sts.Generation, replicas, ready)
@@ -149,12 +150,12 @@ func checkStatus(t *testing.T, w *World, replicas, ready int32) {
 }
 
 func TestStatefulSetScaleUpOrderedReady(t *testing.T) {
-	w, user := newTestWorld()
+	w, user := newActorTestWorld()
 	if err := user.Create(context.Background(), testSet(2)); err != nil {
 		t.Fatal(err)
 	}
 	start := len(w.History.Events)
-	settle(t, w, controllerFirst())
+	settleActors(t, w, controllerFirst())
 
 	sts := model.ActorStatefulSet
 	for _, i := range []string{"0", "1"} {
@@ -173,9 +174,9 @@ func TestStatefulSetScaleUpOrderedReady(t *testing.T) {
 		t.Fatalf("web-0 ready at %d, web-1 created at %d: OrderedReady wants web-0 ready first\n%s", ready0, create1, w.History.Lines())
 	}
 
-	set := getSet(w)
+	set := peekSet(w)
 	for i, name := range []string{"web-0", "web-1"} {
-		p := getPod(w, name)
+		p := peekPod(w, name)
 		if p == nil || !podRunningAndReady(p) {
 			t.Fatalf("pod %s: %+v", name, p)
 		}
@@ -196,14 +197,14 @@ func TestStatefulSetScaleUpOrderedReady(t *testing.T) {
 		if p.Status.PodIP == "" || p.Status.StartTime == nil || len(p.Status.ContainerStatuses) != 1 || !p.Status.ContainerStatuses[0].Ready {
 			t.Errorf("pod %s status %+v", name, p.Status)
 		}
-		pvc := getClaim(w, claim)
+		pvc := peekClaim(w, claim)
 		if pvc == nil || pvc.Labels["app"] != "web" || pvc.Labels["tier"] != "disk" || len(pvc.OwnerReferences) != 0 ||
-			!hasFinalizer(pvc.Finalizers, FinalizerPVCProtection) || pvc.Spec.Resources.Requests.Storage().String() != "1Gi" {
+			!slices.Contains(pvc.Finalizers, FinalizerPVCProtection) || pvc.Spec.Resources.Requests.Storage().String() != "1Gi" {
 			t.Errorf("claim %s: %+v", claim, pvc)
 		}
 		_ = i
 	}
-	if getPod(w, "web-0").Status.PodIP == getPod(w, "web-1").Status.PodIP {
+	if peekPod(w, "web-0").Status.PodIP == peekPod(w, "web-1").Status.PodIP {
 		t.Errorf("pods share an IP")
 	}
 	checkStatus(t, w, 2, 2)
@@ -211,13 +212,13 @@ func TestStatefulSetScaleUpOrderedReady(t *testing.T) {
 }
 
 func TestStatefulSetParallelCreatesWithoutWaiting(t *testing.T) {
-	w, user := newTestWorld()
+	w, user := newActorTestWorld()
 	set := testSet(2)
 	set.Spec.PodManagementPolicy = appsv1.ParallelPodManagement
 	if err := user.Create(context.Background(), set); err != nil {
 		t.Fatal(err)
 	}
-	labels := settle(t, w, controllerFirst())
+	labels := settleActors(t, w, controllerFirst())
 	want := []string{"create pvc default/data-web-0", "create pod default/web-0", "create pvc default/data-web-1", "create pod default/web-1"}
 	if len(labels) < 4 || strings.Join(labels[:4], ",") != strings.Join(want, ",") {
 		t.Fatalf("steps %v, want to start with %v", labels, want)
@@ -226,14 +227,14 @@ func TestStatefulSetParallelCreatesWithoutWaiting(t *testing.T) {
 }
 
 func TestStatefulSetScaleDownKeepsClaims(t *testing.T) {
-	w, user := newTestWorld()
+	w, user := newActorTestWorld()
 	if err := user.Create(context.Background(), testSet(2)); err != nil {
 		t.Fatal(err)
 	}
-	settle(t, w, controllerFirst())
-	scale(t, user, 1)
+	settleActors(t, w, controllerFirst())
+	scaleSet(t, user, 1)
 	start := len(w.History.Events)
-	settle(t, w, controllerFirst())
+	settleActors(t, w, controllerFirst())
 
 	del := eventIndex(w, start, isEvent(model.ActorStatefulSet, model.OpDelete, "Pod", "web-1"))
 	confirm := eventIndex(w, start, isEvent(model.ActorKubelet, model.OpDelete, "Pod", "web-1"))
@@ -246,24 +247,24 @@ func TestStatefulSetScaleDownKeepsClaims(t *testing.T) {
 	if e := w.History.Events[confirm]; e.Change != model.ChangeDeleted {
 		t.Errorf("the kubelet's confirmation should remove the pod, got %s", e.Line())
 	}
-	if getPod(w, "web-1") != nil || getPod(w, "web-0") == nil {
+	if peekPod(w, "web-1") != nil || peekPod(w, "web-0") == nil {
 		t.Fatal("want web-0 only")
 	}
-	if c := getClaim(w, "data-web-1"); c == nil || c.DeletionTimestamp != nil {
+	if c := peekClaim(w, "data-web-1"); c == nil || c.DeletionTimestamp != nil {
 		t.Fatalf("data-web-1 should be retained: %+v", c)
 	}
 	checkStatus(t, w, 1, 1)
 }
 
 func TestStatefulSetScaleToZeroHighestFirst(t *testing.T) {
-	w, user := newTestWorld()
+	w, user := newActorTestWorld()
 	if err := user.Create(context.Background(), testSet(2)); err != nil {
 		t.Fatal(err)
 	}
-	settle(t, w, controllerFirst())
-	scale(t, user, 0)
+	settleActors(t, w, controllerFirst())
+	scaleSet(t, user, 0)
 	start := len(w.History.Events)
-	settle(t, w, controllerFirst())
+	settleActors(t, w, controllerFirst())
 
 	del1 := eventIndex(w, start, isEvent(model.ActorStatefulSet, model.OpDelete, "Pod", "web-1"))
 	gone1 := eventIndex(w, start, isEvent(model.ActorKubelet, model.OpDelete, "Pod", "web-1"))
@@ -271,17 +272,17 @@ func TestStatefulSetScaleToZeroHighestFirst(t *testing.T) {
 	if del1 < 0 || gone1 < del1 || del0 < gone1 {
 		t.Fatalf("web-1 deleted at %d, gone at %d, web-0 deleted at %d: want web-1 gone before web-0 is deleted\n%s", del1, gone1, del0, w.History.Lines())
 	}
-	if getPod(w, "web-0") != nil || getPod(w, "web-1") != nil {
+	if peekPod(w, "web-0") != nil || peekPod(w, "web-1") != nil {
 		t.Fatal("pods left")
 	}
-	if getClaim(w, "data-web-0") == nil || getClaim(w, "data-web-1") == nil {
+	if peekClaim(w, "data-web-0") == nil || peekClaim(w, "data-web-1") == nil {
 		t.Fatal("claims must be retained")
 	}
 	checkStatus(t, w, 0, 0)
 }
 
 func TestStatefulSetWhenScaledDeleteRemovesClaims(t *testing.T) {
-	w, user := newTestWorld()
+	w, user := newActorTestWorld()
 	set := testSet(2)
 	set.Spec.PersistentVolumeClaimRetentionPolicy = &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
 		WhenDeleted: appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
@@ -290,72 +291,72 @@ func TestStatefulSetWhenScaledDeleteRemovesClaims(t *testing.T) {
 	if err := user.Create(context.Background(), set); err != nil {
 		t.Fatal(err)
 	}
-	settle(t, w, controllerFirst())
-	scale(t, user, 1)
+	settleActors(t, w, controllerFirst())
+	scaleSet(t, user, 1)
 	start := len(w.History.Events)
-	settle(t, w, controllerFirst())
+	settleActors(t, w, controllerFirst())
 	gone := eventIndex(w, start, isEvent(model.ActorKubelet, model.OpDelete, "Pod", "web-1"))
 	delClaim := eventIndex(w, start, isEvent(model.ActorStatefulSet, model.OpDelete, "PersistentVolumeClaim", "data-web-1"))
 	if gone < 0 || delClaim < gone {
 		t.Fatalf("pod gone at %d, claim deleted at %d: want the claim deleted after its pod is gone\n%s", gone, delClaim, w.History.Lines())
 	}
-	if getClaim(w, "data-web-1") != nil || getClaim(w, "data-web-0") == nil {
+	if peekClaim(w, "data-web-1") != nil || peekClaim(w, "data-web-0") == nil {
 		t.Fatal("want data-web-0 only")
 	}
 }
 
 func TestStatefulSetReplacesFailedPod(t *testing.T) {
-	w, user := newTestWorld()
+	w, user := newActorTestWorld()
 	if err := user.Create(context.Background(), testSet(1)); err != nil {
 		t.Fatal(err)
 	}
-	settle(t, w, controllerFirst())
-	old := getPod(w, "web-0").DeepCopy()
+	settleActors(t, w, controllerFirst())
+	old := peekPod(w, "web-0").DeepCopy()
 	old.Status.Phase = corev1.PodFailed
 	if err := user.Status().Update(context.Background(), old); err != nil {
 		t.Fatal(err)
 	}
-	settle(t, w, controllerFirst())
-	p := getPod(w, "web-0")
+	settleActors(t, w, controllerFirst())
+	p := peekPod(w, "web-0")
 	if p == nil || p.UID == old.UID || !podRunningAndReady(p) {
 		t.Fatalf("want a new running web-0, got %+v", p)
 	}
 }
 
 func TestClaimProtectionAndTerminatingClaim(t *testing.T) {
-	w, user := newTestWorld()
+	w, user := newActorTestWorld()
 	ctx := context.Background()
 	if err := user.Create(ctx, testSet(1)); err != nil {
 		t.Fatal(err)
 	}
-	settle(t, w, controllerFirst())
-	oldClaim := getClaim(w, "data-web-0").DeepCopy()
+	settleActors(t, w, controllerFirst())
+	oldClaim := peekClaim(w, "data-web-0").DeepCopy()
 
 	// A claim deleted while its pod runs stays Terminating.
 	if err := user.Delete(ctx, oldClaim.DeepCopy()); err != nil {
 		t.Fatal(err)
 	}
-	settle(t, w, controllerFirst())
-	if c := getClaim(w, "data-web-0"); c == nil || c.DeletionTimestamp == nil || c.UID != oldClaim.UID {
+	settleActors(t, w, controllerFirst())
+	if c := peekClaim(w, "data-web-0"); c == nil || c.DeletionTimestamp == nil || c.UID != oldClaim.UID {
 		t.Fatalf("claim should be terminating: %+v", c)
 	}
-	if p := getPod(w, "web-0"); p == nil || !podRunningAndReady(p) {
+	if p := peekPod(w, "web-0"); p == nil || !podRunningAndReady(p) {
 		t.Fatal("pod should keep running")
 	}
 
 	// The pod is deleted; the controller wins the race against
 	// pvc-protection and recreates the pod over the terminating claim,
 	// which the pod now uses: both are stuck (as in a real cluster).
-	oldPod := getPod(w, "web-0").DeepCopy()
+	oldPod := peekPod(w, "web-0").DeepCopy()
 	if err := user.Delete(ctx, oldPod.DeepCopy()); err != nil {
 		t.Fatal(err)
 	}
-	settle(t, w, controllerFirst())
-	p := getPod(w, "web-0")
+	settleActors(t, w, controllerFirst())
+	p := peekPod(w, "web-0")
 	if p == nil || p.UID == oldPod.UID || (p.Status.Phase != "" && p.Status.Phase != corev1.PodPending) {
 		t.Fatalf("want a new pending web-0, got %+v", p)
 	}
-	if c := getClaim(w, "data-web-0"); c == nil || c.UID != oldClaim.UID || c.DeletionTimestamp == nil {
+	if c := peekClaim(w, "data-web-0"); c == nil || c.UID != oldClaim.UID || c.DeletionTimestamp == nil {
 		t.Fatalf("claim should still be the terminating one: %+v", c)
 	}
 
@@ -366,17 +367,17 @@ func TestClaimProtectionAndTerminatingClaim(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := len(w.History.Events)
-	settle(t, w, nodeFirst())
+	settleActors(t, w, nodeFirst())
 	release := eventIndex(w, start, isEvent(model.ActorPVCProtection, model.OpUpdate, "PersistentVolumeClaim", "data-web-0"))
 	recreate := eventIndex(w, start, isEvent(model.ActorStatefulSet, model.OpCreate, "PersistentVolumeClaim", "data-web-0"))
 	if release < 0 || recreate < release || w.History.Events[release].Change != model.ChangeDeleted {
 		t.Fatalf("release at %d, recreate at %d\n%s", release, recreate, w.History.Lines())
 	}
-	c := getClaim(w, "data-web-0")
+	c := peekClaim(w, "data-web-0")
 	if c == nil || c.UID == oldClaim.UID || c.DeletionTimestamp != nil {
 		t.Fatalf("want a fresh claim, got %+v", c)
 	}
-	if p := getPod(w, "web-0"); p == nil || !podRunningAndReady(p) {
+	if p := peekPod(w, "web-0"); p == nil || !podRunningAndReady(p) {
 		t.Fatalf("want web-0 running again, got %+v", p)
 	}
 	checkStatus(t, w, 1, 1)
@@ -392,7 +393,7 @@ func ownedConfigMap(name string, owners ...*corev1.ConfigMap) *corev1.ConfigMap 
 	return cm
 }
 
-func getCM(w *World, name string) *corev1.ConfigMap {
+func peekCM(w *World, name string) *corev1.ConfigMap {
 	o, ok := w.Peek(&corev1.ConfigMap{}, "default", name)
 	if !ok {
 		return nil
@@ -402,7 +403,7 @@ func getCM(w *World, name string) *corev1.ConfigMap {
 
 // gcFixture creates owner, a dependent ConfigMap and a dependent Secret.
 func gcFixture(t *testing.T) (*World, *Client, *corev1.ConfigMap) {
-	w, user := newTestWorld()
+	w, user := newActorTestWorld()
 	ctx := context.Background()
 	owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "owner"}}
 	if err := user.Create(ctx, owner); err != nil {
@@ -415,7 +416,7 @@ func gcFixture(t *testing.T) (*World, *Client, *corev1.ConfigMap) {
 	if err := user.Create(ctx, sec); err != nil {
 		t.Fatal(err)
 	}
-	if labels := settle(t, w, controllerFirst()); len(labels) != 0 {
+	if labels := settleActors(t, w, controllerFirst()); len(labels) != 0 {
 		t.Fatalf("nothing to do yet, got %v", labels)
 	}
 	return w, user, owner
@@ -426,11 +427,11 @@ func TestGCBackground(t *testing.T) {
 	if err := user.Delete(context.Background(), owner); err != nil {
 		t.Fatal(err)
 	}
-	labels := settle(t, w, controllerFirst())
+	labels := settleActors(t, w, controllerFirst())
 	if strings.Join(labels, ",") != "delete ConfigMap default/dep,delete Secret default/dep-secret" {
 		t.Fatalf("steps %v", labels)
 	}
-	if getCM(w, "dep") != nil || getCM(w, "owner") != nil {
+	if peekCM(w, "dep") != nil || peekCM(w, "owner") != nil {
 		t.Fatal("owner and dependent should be gone")
 	}
 }
@@ -441,10 +442,10 @@ func TestGCForeground(t *testing.T) {
 	if err := user.Delete(context.Background(), owner, client.PropagationPolicy(metav1.DeletePropagationForeground)); err != nil {
 		t.Fatal(err)
 	}
-	if o := getCM(w, "owner"); o == nil || !hasFinalizer(o.Finalizers, FinalizerForeground) {
+	if o := peekCM(w, "owner"); o == nil || !slices.Contains(o.Finalizers, FinalizerForeground) {
 		t.Fatalf("owner should wait for its dependents: %+v", o)
 	}
-	settle(t, w, controllerFirst())
+	settleActors(t, w, controllerFirst())
 	depGone := eventIndex(w, start, isEvent(model.ActorGC, model.OpDelete, "ConfigMap", "dep"))
 	ownerGone := eventIndex(w, start, func(e *model.Event) bool {
 		return e.Actor == model.ActorGC && e.Name == "owner" && e.Change == model.ChangeDeleted
@@ -452,7 +453,7 @@ func TestGCForeground(t *testing.T) {
 	if depGone < 0 || ownerGone < depGone {
 		t.Fatalf("dependent deleted at %d, owner gone at %d\n%s", depGone, ownerGone, w.History.Lines())
 	}
-	if getCM(w, "dep") != nil || getCM(w, "owner") != nil {
+	if peekCM(w, "dep") != nil || peekCM(w, "owner") != nil {
 		t.Fatal("owner and dependent should be gone")
 	}
 	if o, _ := w.Peek(&corev1.Secret{}, "default", "dep-secret"); o != nil {
@@ -465,19 +466,19 @@ func TestGCOrphan(t *testing.T) {
 	if err := user.Delete(context.Background(), owner, client.PropagationPolicy(metav1.DeletePropagationOrphan)); err != nil {
 		t.Fatal(err)
 	}
-	labels := settle(t, w, controllerFirst())
+	labels := settleActors(t, w, controllerFirst())
 	want := "orphan ConfigMap default/dep,orphan Secret default/dep-secret,finalize orphan ConfigMap default/owner"
 	if strings.Join(labels, ",") != want {
 		t.Fatalf("steps %v, want %s", labels, want)
 	}
-	dep := getCM(w, "dep")
-	if dep == nil || len(dep.OwnerReferences) != 0 || getCM(w, "owner") != nil {
+	dep := peekCM(w, "dep")
+	if dep == nil || len(dep.OwnerReferences) != 0 || peekCM(w, "owner") != nil {
 		t.Fatalf("want the dependent kept without owner references and the owner gone; dep=%+v", dep)
 	}
 }
 
 func TestGCKeepsDependentWithLiveOwner(t *testing.T) {
-	w, user := newTestWorld()
+	w, user := newActorTestWorld()
 	ctx := context.Background()
 	a := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "a"}}
 	b := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "b"}}
@@ -492,8 +493,8 @@ func TestGCKeepsDependentWithLiveOwner(t *testing.T) {
 	if err := user.Delete(ctx, a); err != nil {
 		t.Fatal(err)
 	}
-	labels := settle(t, w, controllerFirst())
-	dep := getCM(w, "dep")
+	labels := settleActors(t, w, controllerFirst())
+	dep := peekCM(w, "dep")
 	if len(labels) != 1 || dep == nil || len(dep.OwnerReferences) != 1 || dep.OwnerReferences[0].UID != b.UID {
 		t.Fatalf("steps %v; dep %+v: want the dangling reference dropped and the dependent kept", labels, dep)
 	}
@@ -505,33 +506,33 @@ func TestGCKeepsDependentWithLiveOwner(t *testing.T) {
 	if err := user.Create(ctx, b2); err != nil {
 		t.Fatal(err)
 	}
-	settle(t, w, controllerFirst())
-	if getCM(w, "dep") != nil {
+	settleActors(t, w, controllerFirst())
+	if peekCM(w, "dep") != nil {
 		t.Fatal("dependent of a recreated owner (new UID) should be collected")
 	}
 }
 
 func TestDeletingStatefulSetCollectsPodsKeepsClaims(t *testing.T) {
-	w, user := newTestWorld()
+	w, user := newActorTestWorld()
 	ctx := context.Background()
 	if err := user.Create(ctx, testSet(2)); err != nil {
 		t.Fatal(err)
 	}
-	settle(t, w, controllerFirst())
-	if err := user.Delete(ctx, getSet(w).DeepCopy()); err != nil {
+	settleActors(t, w, controllerFirst())
+	if err := user.Delete(ctx, peekSet(w).DeepCopy()); err != nil {
 		t.Fatal(err)
 	}
-	settle(t, w, controllerFirst())
-	if getPod(w, "web-0") != nil || getPod(w, "web-1") != nil {
+	settleActors(t, w, controllerFirst())
+	if peekPod(w, "web-0") != nil || peekPod(w, "web-1") != nil {
 		t.Fatal("pods should be collected with their set")
 	}
-	if getClaim(w, "data-web-0") == nil || getClaim(w, "data-web-1") == nil {
+	if peekClaim(w, "data-web-0") == nil || peekClaim(w, "data-web-1") == nil {
 		t.Fatal("claims are retained")
 	}
 }
 
 func TestBuiltinStepsMemoizedAndAllocationFree(t *testing.T) {
-	w, user := newTestWorld()
+	w, user := newActorTestWorld()
 	if err := user.Create(context.Background(), testSet(3)); err != nil {
 		t.Fatal(err)
 	}
@@ -564,13 +565,13 @@ func TestBuiltinStepsMemoizedAndAllocationFree(t *testing.T) {
 
 func TestBuiltinActorsDeterministic(t *testing.T) {
 	run := func() string {
-		w, user := newTestWorld()
+		w, user := newActorTestWorld()
 		if err := user.Create(context.Background(), testSet(3)); err != nil {
 			t.Fatal(err)
 		}
-		settle(t, w, controllerFirst())
-		scale(t, user, 1)
-		settle(t, w, nodeFirst())
+		settleActors(t, w, controllerFirst())
+		scaleSet(t, user, 1)
+		settleActors(t, w, nodeFirst())
 		return w.History.Lines()
 	}
 	a, b := run(), run()
@@ -580,7 +581,7 @@ func TestBuiltinActorsDeterministic(t *testing.T) {
 }
 
 func TestStatefulSetAdoptsOrphanAndRespectsForeignPods(t *testing.T) {
-	w, user := newTestWorld()
+	w, user := newActorTestWorld()
 	ctx := context.Background()
 	orphan := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web-0", Labels: map[string]string{"app": "web"}},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "img:1"}}}}
@@ -604,7 +605,7 @@ func TestStatefulSetAdoptsOrphanAndRespectsForeignPods(t *testing.T) {
 	if err := user.Create(ctx, set); err != nil {
 		t.Fatal(err)
 	}
-	labels := settle(t, w, controllerFirst())
+	labels := settleActors(t, w, controllerFirst())
 	if labels[0] != "adopt pod default/web-0" {
 		t.Fatalf("steps %v", labels)
 	}
@@ -613,15 +614,15 @@ func TestStatefulSetAdoptsOrphanAndRespectsForeignPods(t *testing.T) {
 			t.Fatalf("the controller must not try to create over a foreign pod: %v", labels)
 		}
 	}
-	p := getPod(w, "web-0")
-	if ref := metav1.GetControllerOf(p); ref == nil || ref.UID != getSet(w).UID || p.UID != orphan.UID {
+	p := peekPod(w, "web-0")
+	if ref := metav1.GetControllerOf(p); ref == nil || ref.UID != peekSet(w).UID || p.UID != orphan.UID {
 		t.Fatalf("web-0 not adopted: %+v", p.OwnerReferences)
 	}
 	checkStatus(t, w, 1, 1)
 }
 
 func TestKubeletConfirmsOnceAndWaitsForFinalizers(t *testing.T) {
-	w, user := newTestWorld()
+	w, user := newActorTestWorld()
 	ctx := context.Background()
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "p", Finalizers: []string{"example.com/hold"}},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "img:1"}}}}
@@ -631,11 +632,11 @@ func TestKubeletConfirmsOnceAndWaitsForFinalizers(t *testing.T) {
 	if err := user.Delete(ctx, p); err != nil {
 		t.Fatal(err)
 	}
-	labels := settle(t, w, controllerFirst())
+	labels := settleActors(t, w, controllerFirst())
 	if strings.Join(labels, ",") != "confirm delete pod default/p" {
 		t.Fatalf("steps %v", labels)
 	}
-	got := getPod(w, "p")
+	got := peekPod(w, "p")
 	if got == nil || got.DeletionGracePeriodSeconds == nil || *got.DeletionGracePeriodSeconds != 0 {
 		t.Fatalf("pod should wait for its finalizer with grace period 0: %+v", got)
 	}
@@ -644,7 +645,7 @@ func TestKubeletConfirmsOnceAndWaitsForFinalizers(t *testing.T) {
 	if err := user.Update(ctx, np); err != nil {
 		t.Fatal(err)
 	}
-	if getPod(w, "p") != nil {
+	if peekPod(w, "p") != nil {
 		t.Fatal("pod should be gone with its last finalizer")
 	}
 }
@@ -652,7 +653,7 @@ func TestKubeletConfirmsOnceAndWaitsForFinalizers(t *testing.T) {
 // BenchmarkBuiltinStepsFresh measures the built-in actors recomputing their
 // steps after a write (the memo cleared), over a settled 3-replica set.
 func BenchmarkBuiltinStepsFresh(b *testing.B) {
-	w, user := newTestWorld()
+	w, user := newActorTestWorld()
 	if err := user.Create(context.Background(), testSet(3)); err != nil {
 		b.Fatal(err)
 	}
@@ -684,5 +685,33 @@ func BenchmarkBuiltinStepsFresh(b *testing.B) {
 			}
 			buf = a.Steps(w, buf)
 		}
+	}
+}
+
+func TestStatefulSetWhenDeletedDeleteCollectsClaims(t *testing.T) {
+	w, user := newActorTestWorld()
+	ctx := context.Background()
+	set := testSet(1)
+	set.Spec.PersistentVolumeClaimRetentionPolicy = &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
+		WhenDeleted: appsv1.DeletePersistentVolumeClaimRetentionPolicyType,
+		WhenScaled:  appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
+	}
+	if err := user.Create(ctx, set); err != nil {
+		t.Fatal(err)
+	}
+	settleActors(t, w, controllerFirst())
+	c := peekClaim(w, "data-web-0")
+	if c == nil || len(c.OwnerReferences) != 1 || c.OwnerReferences[0].UID != peekSet(w).UID || metav1.GetControllerOf(c) != nil {
+		t.Fatalf("claim should be owned (not controlled) by its set: %+v", c)
+	}
+	if err := user.Delete(ctx, peekSet(w).DeepCopy()); err != nil {
+		t.Fatal(err)
+	}
+	start := len(w.History.Events)
+	settleActors(t, w, controllerFirst())
+	podGone := eventIndex(w, start, isEvent(model.ActorKubelet, model.OpDelete, "Pod", "web-0"))
+	claimGone := eventIndex(w, start, func(e *model.Event) bool { return e.Name == "data-web-0" && e.Change == model.ChangeDeleted })
+	if podGone < 0 || claimGone < podGone || peekClaim(w, "data-web-0") != nil {
+		t.Fatalf("pod gone at %d, claim gone at %d: want the claim to go after its pod\n%s", podGone, claimGone, w.History.Lines())
 	}
 }

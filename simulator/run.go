@@ -117,6 +117,9 @@ func NewWorld(sc *Scenario, chooser model.Chooser, opts RunOptions) (w *World, e
 }
 
 func (w *World) observe(e *model.Event) {
+	if e.Change != model.ChangeNone || e.Op == model.OpExternal {
+		w.writes++
+	}
 	if w.monitor == nil {
 		return
 	}
@@ -160,6 +163,9 @@ func (w *World) loop() {
 			w.turn++
 		} else {
 			i = w.recorder.Choose(model.ChooseStep, len(steps))
+			if w.stopped {
+				break // the chooser pruned this schedule
+			}
 		}
 		st := steps[i]
 		if st.Fault != 0 {
@@ -401,7 +407,7 @@ func (w *World) faultSteps(buf []Step) []Step {
 func (w *World) crash(h *Host, s *APIServer) {
 	detail := "idle"
 	if h.run != nil {
-		detail = fmt.Sprintf("in reconcile %s before API call %d", h.run.req, h.run.calls+1)
+		detail = fmt.Sprintf("in reconcile %s before API call %d", h.run.req, h.run.calls) // calls counts the call it is parked at
 	}
 	h.abandon()
 	w.record(model.ActorFault, model.OpCrash, "", "", string(h.actor), detail)

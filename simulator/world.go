@@ -75,6 +75,10 @@ type World struct {
 	keepGoing    bool
 	waitDeadline model.Time
 	staleKinds   []*kindInfo
+
+	contentHashes map[client.Object]uint64
+	pruned        bool
+	writes        int
 }
 
 type pausedCache struct {
@@ -153,6 +157,17 @@ func (w *World) record(actor model.Actor, op model.Op, kind, namespace, name, de
 // Enabled returns the steps enabled at the current decision: a chooser
 // that picks by label (ScriptChooser) reads it while Choose is asked.
 func (w *World) Enabled() []Step { return w.buf }
+
+// Stop ends the run before the next step: an explorer prunes a schedule
+// whose state it has already explored. No liveness verdict is given.
+func (w *World) Stop() { w.stopped, w.pruned = true, true }
+
+// Pruned reports whether the run was ended by Stop.
+func (w *World) Pruned() bool { return w.pruned }
+
+// Writes counts the events that changed the store or touched an external
+// system so far: the explorer offers faults only after such events.
+func (w *World) Writes() int { return w.writes }
 
 // Violations returns the property violations found so far.
 func (w *World) Violations() []properties.Violation { return w.violations }

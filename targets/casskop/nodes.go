@@ -3,6 +3,7 @@ package casskop
 import (
 	"context"
 	"fmt"
+	"hash"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -136,4 +137,20 @@ func (c nodeClient) HostIDMap(ctx context.Context, namespace, pod string) (map[s
 		return fmt.Sprintf("%d hosts", len(out)), nil
 	})
 	return out, err
+}
+
+// HashState implements simulator.Hasher: each node's mode and whether its
+// decommission started, in start order.
+func (n *Nodes) HashState(h hash.Hash64) {
+	uids := make([]string, 0, len(n.modes))
+	for uid := range n.modes {
+		uids = append(uids, string(uid))
+	}
+	slices.Sort(uids)
+	for _, uid := range uids {
+		fmt.Fprintf(h, "%s=%s;", uid, n.modes[types.UID(uid)])
+	}
+	for _, uid := range n.decommissioning {
+		fmt.Fprintf(h, "d:%s;", uid)
+	}
 }

@@ -3,6 +3,8 @@ package zookeeper
 import (
 	"context"
 	"fmt"
+	"hash"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -153,3 +155,16 @@ func (c *ensembleClient) UpdateNode(ctx context.Context, path, data string, vers
 }
 
 func (c *ensembleClient) Close() { c.connected = false }
+
+// HashState implements simulator.Hasher: the znodes in path order.
+func (e *Ensemble) HashState(h hash.Hash64) {
+	paths := make([]string, 0, len(e.znodes))
+	for p := range e.znodes {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	for _, p := range paths {
+		z := e.znodes[p]
+		fmt.Fprintf(h, "%s=%q@%d;", p, z.data, z.version)
+	}
+}
