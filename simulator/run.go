@@ -224,6 +224,11 @@ func (w *World) advanceWorkload() {
 		return
 	}
 	st := &w.Scenario.Workload[w.workload-1]
+	// Ground truth only changes with the store: check again only then.
+	if w.untilRev == w.Store.rev+1 && w.Clock.Now() < w.waitDeadline {
+		return
+	}
+	w.untilRev = w.Store.rev + 1
 	if st.Until == nil || st.Until(context.Background(), w.peek) {
 		w.waiting = false
 		w.record(model.ActorUser, model.OpWorkload, "", "", "", "done: "+st.Name)
@@ -303,6 +308,7 @@ func (w *World) runWorkload() {
 	}
 	w.workload++
 	w.waiting = true
+	w.untilRev = 0
 	w.waitDeadline = w.Clock.Now() + DefaultWaitTimeout
 }
 
@@ -372,7 +378,7 @@ func (w *World) faultSteps(buf []Step) []Step {
 		for _, s := range w.Servers {
 			for _, k := range w.staleKinds {
 				s, k := s, k
-				buf = append(buf, Step{Actor: model.ActorFault, Fault: model.FaultStale, Label: "pause apiserver-" + strconv.Itoa(s.ID) + " " + k.gvk.Kind + " cache", Run: func() { w.pause(s, k) }})
+				buf = append(buf, Step{Actor: model.ActorFault, Fault: model.FaultStale, Kind: k.gvk.Kind, Label: "pause apiserver-" + strconv.Itoa(s.ID) + " " + k.gvk.Kind + " cache", Run: func() { w.pause(s, k) }})
 			}
 		}
 	}
@@ -385,7 +391,7 @@ func (w *World) faultSteps(buf []Step) []Step {
 			for _, inf := range h.informers {
 				h, inf := h, inf
 				if inf.hasPending() {
-					buf = append(buf, Step{Actor: model.ActorFault, Fault: model.FaultDrop, Label: "drop " + inf.kind.gvk.Kind + " event for " + string(h.actor), Run: func() { w.drop(h, inf) }})
+					buf = append(buf, Step{Actor: model.ActorFault, Fault: model.FaultDrop, Kind: inf.kind.gvk.Kind, Label: "drop " + inf.kind.gvk.Kind + " event for " + string(h.actor), Run: func() { w.drop(h, inf) }})
 				}
 			}
 		}

@@ -22,7 +22,9 @@ type Step struct {
 	// Fault is the fault this step injects (0 for an ordinary step); the
 	// world spends budget for it.
 	Fault model.FaultKind
-	Run   func()
+	// Kind is the resource type a stale or drop fault concerns.
+	Kind string
+	Run  func()
 }
 
 // Actor is a built-in controller or an external system: something that
@@ -78,6 +80,7 @@ type World struct {
 
 	contentHashes map[client.Object]uint64
 	pruned        bool
+	untilRev      model.Revision // store revision+1 at which Until last failed
 	writes        int
 }
 

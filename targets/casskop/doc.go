@@ -26,9 +26,10 @@
 //     subresource. The deferred function also runs while a panic unwinds, so
 //     a harness that crashes the controller by panicking must refuse that
 //     controller's later client calls.
-//   - Two variants: Buggy (upstream at f87c8e05) and UpstreamFix (b1a6a14f:
+//   - Three variants: Buggy (upstream at f87c8e05), UpstreamFix (b1a6a14f:
 //     Finalizing is written to the CR before the same reconcile scales the
-//     StatefulSet).
+//     StatefulSet), and Fixed (ours: UpstreamFix plus the two crash windows
+//     opcheck found in it closed; see reconciler.go's Fixed).
 //   - The Cassandra nodes through NodeClient (Jolokia upstream). Upstream
 //     starts a decommission from a goroutine; here Decommission is one
 //     synchronous call that only starts it, and the simulated node moves

@@ -32,6 +32,13 @@ const (
 	// UpstreamFix is upstream after the merged fix: the Finalizing status is
 	// written to the CR before the same reconcile scales the StatefulSet.
 	UpstreamFix Variant = "upstream-fix"
+	// Fixed is our fix of the two crash windows upstream-fix leaves open
+	// (found by opcheck, see docs/case-studies.md): Finalizing with the pod
+	// still present goes on to the StatefulSet update that a crash
+	// interrupted, and a node found already leaving or decommissioned when
+	// a decommission is about to start is adopted as the operation in
+	// progress instead of waited on forever.
+	Fixed Variant = "fixed"
 )
 
 // Timings of the upstream operator.
@@ -106,8 +113,8 @@ func NewReconciler(c client.Client, opts Options) *Reconciler {
 		panic("casskop.NewReconciler: Options.Nodes is nil; pass the NodeClient that reaches the Cassandra nodes")
 	case opts.Now == nil:
 		panic("casskop.NewReconciler: Options.Now is nil; pass the logical clock of the run")
-	case opts.Variant != Buggy && opts.Variant != UpstreamFix:
-		panic(fmt.Sprintf("casskop.NewReconciler: unknown variant %q; use %q or %q", opts.Variant, Buggy, UpstreamFix))
+	case opts.Variant != Buggy && opts.Variant != UpstreamFix && opts.Variant != Fixed:
+		panic(fmt.Sprintf("casskop.NewReconciler: unknown variant %q; use %q, %q or %q", opts.Variant, Buggy, UpstreamFix, Fixed))
 	}
 	return &Reconciler{client: c, opts: opts}
 }
@@ -493,6 +500,16 @@ func (p *pass) startDecommission(ctx context.Context, key string, rs *CassandraR
 	}
 	switch mode {
 	case ModeDecommissioned, ModeUnknown, ModeLeaving:
+		if p.opts.Variant == Fixed {
+			// A crash after the decommission started but before the
+			// deferred status write leaves ToDo on record while the node
+			// leaves: adopt it as the operation in progress.
+			op.Status = StatusOngoing
+			op.Pods = []string{podName}
+			op.PodsOK, op.PodsKO = nil, nil
+			op.StartTime, op.EndTime = p.stamp(), nil
+			return true, nil
+		}
 		p.log.Info("node is leaving or already left; waiting", "rack", key, "pod", podName, "mode", mode)
 		return true, nil
 	}
@@ -552,7 +569,7 @@ func (p *pass) followDecommission(ctx context.Context, key string, rs *Cassandra
 		return true, nil
 	case ModeDecommissioned, ModeUnknown:
 		op.Status = StatusFinalizing
-		if p.opts.Variant == UpstreamFix {
+		if p.opts.Variant == UpstreamFix || p.opts.Variant == Fixed {
 			// The fix: put Finalizing on record before the StatefulSet
 			// update that removes the pod, so that a crash in between
 			// resumes in Finalizing (pod gone: delete its PVC) instead of
@@ -589,6 +606,11 @@ func (p *pass) finishDecommission(ctx context.Context, key string, rs *Cassandra
 	podName := op.Pods[0]
 	err := p.client.Get(ctx, types.NamespacedName{Namespace: p.cc.Namespace, Name: podName}, &corev1.Pod{})
 	if err == nil {
+		if p.opts.Variant == Fixed {
+			// A crash between the Finalizing write and the StatefulSet
+			// update leaves the pod in place: go on to that update.
+			return false, nil
+		}
 		p.log.Info("node decommissioned; waiting for the StatefulSet to remove its pod", "rack", key, "pod", podName)
 		return true, nil
 	}

@@ -42,7 +42,7 @@ func Scheme() *runtime.Scheme {
 var scheme = Scheme()
 
 // Variants lists the shipped variants.
-func Variants() []Variant { return []Variant{Buggy, UpstreamFix} }
+func Variants() []Variant { return []Variant{Buggy, UpstreamFix, Fixed} }
 
 // Controller returns the controller under test: casskop watches only its
 // CassandraClusters and requeues every 5 s.
