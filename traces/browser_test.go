@@ -73,6 +73,9 @@ func (b *browserProblems) get() []string {
 func TestViewerInBrowser(t *testing.T) {
 	bin := findChromium()
 	if bin == "" {
+		if os.Getenv("OPCHECK_REQUIRE_BROWSER") != "" {
+			t.Fatal("OPCHECK_REQUIRE_BROWSER is set (CI sets it) but no chromium binary was found at /usr/bin/chromium or on PATH; .ci/run installs Debian's chromium")
+		}
 		t.Skip("no chromium binary at /usr/bin/chromium or on PATH; install Debian's chromium (apt-get install chromium) to run the viewer's browser test")
 	}
 	tr, h := sampleTrace(t)
