@@ -108,7 +108,7 @@ func benchScheme() *runtime.Scheme {
 
 // BenchmarkClientOps runs the same operation mix through client.Client
 // against a fresh simulated cluster and against a fresh controller-runtime
-// fake client per iteration. One op is one whole mix (122 calls).
+// fake client per iteration. One op is one whole mix (103 calls).
 func BenchmarkClientOps(b *testing.B) {
 	s := benchScheme()
 	ctx := context.Background()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -58,6 +59,9 @@ type kindRegistry struct {
 	ordered       []*kindInfo
 	clusterScoped map[schema.GroupKind]bool
 	noStatus      map[schema.GroupKind]bool
+
+	mapperOnce sync.Once
+	mapper     meta.RESTMapper
 }
 
 func newKindRegistry(scheme *runtime.Scheme, clusterScoped, noStatus []schema.GroupKind) *kindRegistry {
@@ -92,7 +96,15 @@ func (r *kindRegistry) forObject(obj runtime.Object) (*kindInfo, error) {
 		return nil, fmt.Errorf("opcheck: %T is not registered in the scenario's scheme: add its AddToScheme to the scheme (%w)", obj, err)
 	}
 	if strings.HasSuffix(gvk.Kind, "List") && meta.IsListType(obj) {
-		return r.forListGVK(gvk)
+		k, err := r.forListGVK(gvk)
+		// Remember typed lists ([]T items of the kind's type), so the next
+		// List of that type does not ask the scheme again.
+		if err == nil && t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct {
+			if f, ok := t.Elem().FieldByName("Items"); ok && f.Type.Kind() == reflect.Slice && f.Type.Elem() == k.typ {
+				r.byType[t] = k
+			}
+		}
+		return k, err
 	}
 	k, err := r.forGVK(gvk)
 	if err != nil {
@@ -155,8 +167,14 @@ func (r *kindRegistry) forGVK(gvk schema.GroupVersionKind) (*kindInfo, error) {
 }
 
 // restMapper returns a RESTMapper that knows every kind of the scheme, with
-// the scope the store gives it.
+// the scope the store gives it. It is built once, on first use: building it
+// walks every type of the scheme.
 func (r *kindRegistry) restMapper() meta.RESTMapper {
+	r.mapperOnce.Do(func() { r.mapper = r.buildRESTMapper() })
+	return r.mapper
+}
+
+func (r *kindRegistry) buildRESTMapper() meta.RESTMapper {
 	gvs := r.scheme.PrioritizedVersionsAllGroups()
 	m := meta.NewDefaultRESTMapper(gvs)
 	for gvk := range r.scheme.AllKnownTypes() {

@@ -51,8 +51,18 @@ func (q *workQueue) Add(req reconcile.Request) {
 	q.ready = append(q.ready, req)
 }
 
-// AddAfter queues req once the clock reaches at.
+// AddAfter queues req once the clock reaches at. As client-go's delaying
+// queue, a request waits on at most one timer: the earlier time wins.
 func (q *workQueue) AddAfter(req reconcile.Request, at model.Time) {
+	for i := range q.timers {
+		if q.timers[i].req == req {
+			if q.timers[i].at <= at {
+				return
+			}
+			q.timers = append(q.timers[:i], q.timers[i+1:]...)
+			break
+		}
+	}
 	q.timerSeq++
 	q.timers = append(q.timers, queueTimer{at: at, seq: q.timerSeq, req: req})
 	sort.Slice(q.timers, func(i, j int) bool {

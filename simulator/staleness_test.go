@@ -97,30 +97,42 @@ func TestStaleness(t *testing.T) {
 		t.Fatalf("delete with a stale resourceVersion precondition: %v", err)
 	}
 
+	// No read-your-writes: the cached client's own successful write is not
+	// visible to its next read while the cache is paused.
+	mine := &semWidget{}
+	must(q2.Get(ctx, client.ObjectKeyFromObject(w), mine))
+	mine.Spec.Owner = "ctrl"
+	must(cached.Update(ctx, mine)) // rev 5, head now 5
+	back := &semWidget{}
+	must(cached.Get(ctx, client.ObjectKeyFromObject(w), back))
+	if back.Spec.Owner != "" || back.ResourceVersion != "1" {
+		t.Fatalf("paused cache served the client's own write: owner %q rv %s", back.Spec.Owner, back.ResourceVersion)
+	}
+
 	// apiserver-1 serves the fresh CR from its cache.
 	one := &semWidget{}
 	must(c.Client("ctrl", 1, false).Get(ctx, client.ObjectKeyFromObject(w), one))
-	if one.Spec.Size != 3 || one.ResourceVersion != "3" {
+	if one.Spec.Size != 3 || one.Spec.Owner != "ctrl" || one.ResourceVersion != "5" {
 		t.Fatalf("apiserver-1 served size %d rv %s", one.Spec.Size, one.ResourceVersion)
 	}
 
 	// Objects created while paused are invisible to the paused cache.
-	must(user.Create(ctx, newSemWidget("ns", "late", 1))) // rev 5
+	must(user.Create(ctx, newSemWidget("ns", "late", 1))) // rev 6
 	if err := cached.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "late"}, &semWidget{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("paused cache knows a later object: %v", err)
 	}
 	if ev := c.History.Events[len(c.History.Events)-1]; !ev.Stale {
 		t.Fatalf("stale NotFound not marked: %s", ev.Line())
 	}
-	if n := s2.Pending(wc); n != 2 {
-		t.Fatalf("pending widget events %d, want 2", n)
+	if n := s2.Pending(wc); n != 3 {
+		t.Fatalf("pending widget events %d, want 3", n)
 	}
 
 	// After Resume the cache catches up at the next read.
 	s2.Resume(wc)
 	again := &semWidget{}
 	must(cached.Get(ctx, client.ObjectKeyFromObject(w), again))
-	if again.Spec.Size != 3 || again.ResourceVersion != "3" || wc.Rev() != c.Store.Revision() || s2.Pending(wc) != 0 {
+	if again.Spec.Size != 3 || again.ResourceVersion != "5" || wc.Rev() != c.Store.Revision() || s2.Pending(wc) != 0 {
 		t.Fatalf("after resume: size %d rv %s cache rev %d", again.Spec.Size, again.ResourceVersion, wc.Rev())
 	}
 	if ev := c.History.Events[len(c.History.Events)-1]; ev.Stale {
