@@ -387,7 +387,6 @@ func CallExternal(ctx context.Context, system model.Actor, what string, fn func(
 
 var (
 	stackGoroutine = regexp.MustCompile(`(?m)^goroutine \d+ \[[^\]]*\]:\n`)
-	stackArgs      = regexp.MustCompile(`\((0x[0-9a-f]+|\.\.\.|, |\{[^}]*\})*\)$`)
 	stackOffset    = regexp.MustCompile(` \+0x[0-9a-f]+$`)
 	stackCreatedBy = regexp.MustCompile(` in goroutine \d+$`)
 )
@@ -400,10 +399,15 @@ func cleanStack(stack []byte) string {
 	s := stackGoroutine.ReplaceAllString(string(stack), "")
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	out := make([]string, 0, len(lines))
+	skipFile := false
 	for _, l := range lines {
 		l = stackOffset.ReplaceAllString(l, "")
 		l = stackCreatedBy.ReplaceAllString(l, "")
 		if strings.HasPrefix(l, "\t") {
+			if skipFile {
+				skipFile = false
+				continue
+			}
 			path := strings.TrimPrefix(l, "\t")
 			parts := strings.Split(path, "/")
 			if len(parts) > 2 {
@@ -411,16 +415,39 @@ func cleanStack(stack []byte) string {
 			}
 			l = "\t" + path
 		} else {
-			l = stackArgs.ReplaceAllString(l, "(...)")
+			l = stripArgs(l)
 		}
 		// Frames of the Go runtime and of opcheck's own host say nothing
 		// about the reconciler.
 		if strings.HasPrefix(l, "runtime/debug.Stack") || strings.HasPrefix(l, "panic(") {
+			skipFile = true
 			continue
 		}
 		out = append(out, l)
 	}
 	return strings.Join(out, "\n")
+}
+
+// stripArgs replaces the argument words of a frame's function line, e.g.
+// "pkg.(*T).F(0xc000, {0x1?, 0x2?}, ...)", with "(...)": they hold
+// addresses that differ from run to run.
+func stripArgs(l string) string {
+	if !strings.HasSuffix(l, ")") {
+		return l
+	}
+	depth := 0
+	for i := len(l) - 1; i >= 0; i-- {
+		switch l[i] {
+		case ')':
+			depth++
+		case '(':
+			depth--
+			if depth == 0 {
+				return l[:i] + "(...)"
+			}
+		}
+	}
+	return l
 }
 
 func firstLine(s string) string {

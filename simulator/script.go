@@ -57,6 +57,13 @@ func (s *ScriptChooser) Choose(kind model.ChoiceKind, n int) int {
 		}
 	}
 	if len(fair) == 0 {
+		// Only faults and the settle decision are left: settle rather
+		// than inject a fault nobody scripted.
+		for i := range steps {
+			if steps[i].Label == "settle" {
+				return i
+			}
+		}
 		return 0
 	}
 	s.turn++

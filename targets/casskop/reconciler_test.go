@@ -560,7 +560,7 @@ func TestNewReconcilerRejectsIncompleteOptions(t *testing.T) {
 	w := newWorld(t, 1)
 	assert.Panics(t, func() { NewReconciler(w.store, Options{Variant: Buggy, Nodes: w.nodes}) }, "Now is required")
 	assert.Panics(t, func() { NewReconciler(w.store, Options{Variant: Buggy, Now: w.clock.Wall}) }, "Nodes is required")
-	assert.Panics(t, func() { NewReconciler(w.store, Options{Variant: "fixed", Nodes: w.nodes, Now: w.clock.Wall}) })
+	assert.Panics(t, func() { NewReconciler(w.store, Options{Variant: "no-such-variant", Nodes: w.nodes, Now: w.clock.Wall}) })
 	assert.NotPanics(t, func() { w.reconciler(UpstreamFix, w.store) })
 }
 
