@@ -1,0 +1,254 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/opcheck/opcheck/explore"
+	"github.com/opcheck/opcheck/simulator"
+	"github.com/opcheck/opcheck/targets"
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// Exit statuses.
+const (
+	exitOK        = 0
+	exitViolation = 1
+	exitUsage     = 2
+)
+
+const usage = `usage:
+  explore list
+  explore check [flags] SCENARIO...   (flags: explore check -h)
+`
+
+// run is the whole command, in-process (tests call it).
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "list":
+		if len(args) > 1 {
+			fmt.Fprintf(stderr, "explore list takes no arguments, got %q\n", args[1:])
+			return exitUsage
+		}
+		for _, name := range targets.Names() {
+			fmt.Fprintln(stdout, name)
+		}
+		return exitOK
+	case "check":
+		return check(args[1:], stdout, stderr)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "unknown command %q\n%s", args[0], usage)
+	return exitUsage
+}
+
+// result is one scenario's line of -json output.
+type result struct {
+	Scenario  string `json:"scenario"`
+	Verdict   string `json:"verdict"`
+	Property  string `json:"property,omitempty"`
+	Schedules int    `json:"schedules"`
+	States    int    `json:"states"`
+	ElapsedMS int64  `json:"elapsed_ms"`
+	Trace     string `json:"trace,omitempty"`
+	Error     string `json:"error,omitempty"`
+}
+
+func check(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("explore check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	strategy := fs.String("strategy", explore.StrategyRandom, "random, pct or uniform (exhaustive: not implemented yet)")
+	schedules := fs.Int("schedules", explore.DefaultSchedules, "schedule budget per scenario")
+	seed := fs.Uint64("seed", 0, "schedule i runs with seed SEED+i")
+	crashes := fs.Int("crashes", 0, "crash-restart budget (default: the scenario's)")
+	stale := fs.Int("stale", 0, "paused watch cache budget (default: the scenario's)")
+	drops := fs.Int("drops", 0, "dropped watch event budget (default: the scenario's)")
+	evictions := fs.Int("evictions", 0, "pod eviction budget (default: the scenario's)")
+	out := fs.String("out", "opcheck-out", "directory for the trace files of violations")
+	jsonOut := fs.Bool("json", false, "print one JSON object per scenario on stdout instead of the table")
+	shard := fs.String("shard", "0/1", "run shard I of N: the schedules i with i % N == I")
+	determinism := fs.Bool("check-determinism", false, "run every schedule twice and compare the histories")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "usage: explore check [flags] SCENARIO...\n(scenarios: explore list)\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage // the flag package printed what is wrong and the usage
+	}
+	usageErr := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "explore check: "+format+"\n", a...)
+		return exitUsage
+	}
+	if *strategy == explore.StrategyExhaustive {
+		return usageErr("-strategy exhaustive is not implemented yet (it comes with the bounded DFS change); use -strategy random or -strategy pct")
+	}
+	if _, err := explore.NewChooser(*strategy, 0); err != nil {
+		return usageErr("-strategy: %v", err)
+	}
+	if *schedules < 1 {
+		return usageErr("-schedules %d: want at least 1", *schedules)
+	}
+	shardI, shardN, err := parseShard(*shard)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	for name, v := range map[string]int{"crashes": *crashes, "stale": *stale, "drops": *drops, "evictions": *evictions} {
+		if set[name] && v < 0 {
+			return usageErr("-%s %d: want a budget >= 0", name, v)
+		}
+	}
+	if fs.NArg() == 0 {
+		return usageErr("no scenario given; pass one or more of: %s", strings.Join(targets.Names(), " "))
+	}
+	var scs []*simulator.Scenario
+	for _, name := range fs.Args() {
+		sc, err := targets.Lookup(name)
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		scs = append(scs, sc)
+	}
+	if err := writableDir(*out); err != nil {
+		return usageErr("-out %q is not a writable directory (%v); pass -out with a directory you can write", *out, err)
+	}
+
+	var faultFlags []string
+	for _, name := range []string{"crashes", "stale", "drops", "evictions"} {
+		if set[name] {
+			faultFlags = append(faultFlags, "-"+name+" "+fs.Lookup(name).Value.String())
+		}
+	}
+
+	status := exitOK
+	var reports []explore.Report
+	for _, sc := range scs {
+		opts := explore.DefaultOptions()
+		opts.Strategy, opts.Schedules, opts.Seed = *strategy, *schedules, *seed
+		opts.Shard, opts.Shards, opts.CheckDeterminism = shardI, shardN, *determinism
+		if len(faultFlags) > 0 {
+			b := sc.Faults
+			if set["crashes"] {
+				b.Crashes = *crashes
+			}
+			if set["stale"] {
+				b.Stale = *stale
+			}
+			if set["drops"] {
+				b.Drops = *drops
+			}
+			if set["evictions"] {
+				b.Evictions = *evictions
+			}
+			opts.Faults = &b
+		}
+		rep := explore.Explore(sc, opts)
+		switch rep.Verdict {
+		case explore.VerdictError:
+			status = exitUsage
+		case explore.VerdictViolation:
+			path, err := writeTrace(*out, rep)
+			if err != nil {
+				fmt.Fprintf(stderr, "explore check: cannot write the trace of %s to %s: %v; pass a writable -out\n", rep.Scenario, *out, err)
+				status = exitUsage
+			}
+			rep.Trace = path
+			if status == exitOK {
+				status = exitViolation
+			}
+		}
+		reports = append(reports, rep)
+		if *jsonOut {
+			r := result{Scenario: rep.Scenario, Verdict: rep.Verdict, Schedules: rep.Schedules, States: rep.States, ElapsedMS: rep.Elapsed.Milliseconds(), Trace: rep.Trace}
+			if rep.Violation != nil {
+				r.Property = rep.Violation.Property
+			}
+			if rep.Err != nil {
+				r.Error = rep.Err.Error()
+			}
+			b, _ := json.Marshal(r)
+			fmt.Fprintf(stdout, "%s\n", b)
+		}
+	}
+
+	recipes := stdout
+	if *jsonOut {
+		recipes = stderr
+	} else {
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "SCENARIO\tVERDICT\tPROPERTY\tSCHEDULES\tTIME\tTRACE")
+		for _, rep := range reports {
+			prop := "-"
+			if rep.Violation != nil {
+				prop = rep.Violation.Property
+			}
+			trace := rep.Trace
+			if trace == "" {
+				trace = "-"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", rep.Scenario, rep.Verdict, prop, rep.Schedules, rep.Elapsed.Round(time.Millisecond), trace)
+		}
+		tw.Flush()
+	}
+	for _, rep := range reports {
+		switch {
+		case rep.Err != nil:
+			fmt.Fprintf(stderr, "\n%s: error: %v\n", rep.Scenario, rep.Err)
+		case rep.Violation != nil:
+			v := rep.Violation
+			fmt.Fprintf(recipes, "\n%s: %s violated at step %d\n", rep.Scenario, v.Property, v.Step)
+			fmt.Fprintf(recipes, "  %s\n", strings.ReplaceAll(v.String(), "\n", "\n  "))
+			if rep.Trace != "" {
+				fmt.Fprintf(recipes, "  trace: %s\n", rep.Trace)
+			}
+			cmd := []string{"go run ./cmd/explore check -strategy", rep.Strategy, "-seed", strconv.FormatUint(rep.Seed, 10), "-schedules 1"}
+			cmd = append(cmd, faultFlags...)
+			cmd = append(cmd, rep.Scenario)
+			fmt.Fprintf(recipes, "  replay: %s\n", strings.Join(cmd, " "))
+		}
+	}
+	return status
+}
+
+// parseShard parses "I/N" with 0 <= I < N.
+func parseShard(s string) (int, int, error) {
+	is, ns, ok := strings.Cut(s, "/")
+	i, err1 := strconv.Atoi(is)
+	n, err2 := strconv.Atoi(ns)
+	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
+		return 0, 0, fmt.Errorf("-shard %q: want I/N with 0 <= I < N, e.g. -shard 0/3", s)
+	}
+	return i, n, nil
+}
+
+// writableDir creates dir if needed and proves a file can be created in it.
+func writableDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".probe-*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}

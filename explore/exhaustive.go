@@ -1,0 +1,317 @@
+package explore
+
+import (
+	"strings"
+	"time"
+
+	"github.com/opcheck/opcheck/model"
+	"github.com/opcheck/opcheck/properties"
+	"github.com/opcheck/opcheck/simulator"
+)
+
+// DefaultMaxRuns bounds an exhaustive search that does not finish: the
+// verdict is then inconclusive.
+const DefaultMaxRuns = 100000
+
+// ExhaustiveOptions tune the exhaustive search.
+type ExhaustiveOptions struct {
+	// Faults overrides the scenario's fault budget when non-nil.
+	Faults *model.FaultBudget
+	// MaxRuns bounds the number of schedules (default DefaultMaxRuns).
+	MaxRuns int
+	// Deadline, when positive, stops the search after that much wall
+	// time; the verdict is then inconclusive. It changes how far the search
+	// gets, never which schedule comes next.
+	Deadline time.Duration
+	// NoDedup turns off state pruning (to measure its effect).
+	NoDedup bool
+	// Shard, Shards split the tree: the subtree below the first SplitDepth
+	// fault decisions belongs to shard (their mixed-radix number) % Shards.
+	Shard, Shards int
+	// Visit is called after every schedule with its choices.
+	Visit func(choices []model.Choice, res *simulator.Result)
+}
+
+// SplitDepth is how many fault decisions name a subtree for sharding.
+const SplitDepth = 2
+
+// ExhaustiveResult is what the exhaustive search found.
+type ExhaustiveResult struct {
+	// Complete: every schedule within the bounds was explored or pruned
+	// as a state already explored.
+	Complete bool
+	Runs     int // schedules started
+	Pruned   int // schedules cut short at a state already explored
+	Skipped  int // schedules cut at the split point because another shard owns them
+	States   int // distinct states at fault decisions
+	Steps    int
+	// The first violation, with the choices and history of its schedule.
+	Violation *properties.Violation
+	Choices   []model.Choice
+	History   *model.History
+	Elapsed   time.Duration
+}
+
+// Exhaustive explores every placement of the scenario's faults along the
+// default schedule, depth first. The bounds, stated in docs/explore.md:
+//
+//   - ordinary steps follow the default schedule: the environment (informer
+//     deliveries, built-in actors, external systems) first, then the user,
+//     then the controllers, then the clock; interleavings beyond that are
+//     what the random and PCT strategies sample;
+//   - a crash may strike at every decision that follows a write (or an
+//     external call) of a controller under test, or the end of a workload
+//     step: between two such points the controller only read, and a crash
+//     discards what it read. Evictions are offered at the same points (a
+//     bound, not a proof: an eviction between two writes of other actors is
+//     not explored);
+//   - a watch cache of a kind may be paused, and a watch event of a kind
+//     dropped, at every decision that follows a write of that kind: between
+//     two such writes the cache's content and the events are the same;
+//   - within the fault budget, every fault at every such decision, in every
+//     combination;
+//   - the faults end (the settle phase starts) when the budget is spent, or
+//     when the workload is done and only the clock could move; a paused
+//     cache stays paused until then.
+//
+// States are deduplicated at decisions where no reconcile is in flight
+// (simulator.World.StateHash): a state reached again has the same futures,
+// already explored.
+func Exhaustive(sc *simulator.Scenario, opts ExhaustiveOptions) ExhaustiveResult {
+	start := time.Now()
+	maxRuns := opts.MaxRuns
+	if maxRuns <= 0 {
+		maxRuns = DefaultMaxRuns
+	}
+	shards := opts.Shards
+	if shards <= 0 {
+		shards = 1
+	}
+	var res ExhaustiveResult
+	budget := sc.Faults
+	if opts.Faults != nil {
+		budget = *opts.Faults
+	}
+	// Iterative deepening on the number of faults: every schedule with at
+	// most L faults before any with L+1, so the smallest counterexamples
+	// come first.
+	for level := 0; level <= budget.Total() && !res.Complete && res.Violation == nil && res.Runs < maxRuns; level++ {
+		exhaustLevel(sc, opts, level, maxRuns, start, shards, &res)
+		if res.Complete && level < budget.Total() {
+			res.Complete = false
+		}
+	}
+	res.Elapsed = time.Since(start)
+	return res
+}
+
+// exhaustLevel is the depth-first search over schedules with at most level
+// faults.
+func exhaustLevel(sc *simulator.Scenario, opts ExhaustiveOptions, level, maxRuns int, start time.Time, shards int, res *ExhaustiveResult) {
+	visited := map[uint64]struct{}{}
+	var prefix []int
+	defer func() { res.States += len(visited) }()
+	for res.Runs < maxRuns {
+		if opts.Deadline > 0 && time.Since(start) > opts.Deadline {
+			break
+		}
+		c := &dfsChooser{prefix: prefix, visited: visited, dedup: !opts.NoDedup, shard: opts.Shard, shards: shards, maxFaults: level}
+		w, err := simulator.NewWorld(sc, c, simulator.RunOptions{Faults: opts.Faults})
+		if err != nil {
+			res.Violation = &properties.Violation{Property: "harness", Explanation: err.Error()}
+			break
+		}
+		c.w = w
+		r, err := w.Run()
+		res.Runs++
+		res.Steps += r.Steps
+		if err != nil {
+			res.Violation = &properties.Violation{Property: "harness", Explanation: err.Error()}
+			break
+		}
+		if opts.Visit != nil {
+			opts.Visit(r.Choices, r)
+		}
+		switch {
+		case c.skipped:
+			res.Skipped++
+		case w.Pruned():
+			res.Pruned++
+		}
+		if len(r.Violations) > 0 && !c.skipped {
+			res.Violation = &r.Violations[0]
+			res.Choices = r.Choices
+			res.History = r.History
+			break
+		}
+		// Backtrack: the deepest decision with an untried option.
+		i := len(c.taken) - 1
+		for i >= 0 && c.taken[i] == c.widths[i]-1 {
+			i--
+		}
+		if i < 0 {
+			res.Complete = true
+			break
+		}
+		prefix = append(c.taken[:i:i], c.taken[i]+1)
+	}
+}
+
+// dfsChooser replays a prefix of fault decisions and otherwise follows the
+// default schedule.
+type dfsChooser struct {
+	w         *simulator.World
+	prefix    []int
+	taken     []int
+	widths    []int
+	seen      int
+	started   bool
+	milestone bool
+	kinds     map[string]bool
+	faults    int // faults injected in this schedule
+	maxFaults int
+	visited   map[uint64]struct{}
+	dedup     bool
+	shard     int
+	shards    int
+	skipped   bool
+}
+
+func (c *dfsChooser) Choose(kind model.ChoiceKind, n int) int {
+	if kind != model.ChooseStep {
+		return 0
+	}
+	steps := c.w.Enabled()
+	def := defaultStep(steps)
+	c.scan()
+	var faults []int
+	if c.faults < c.maxFaults {
+		for i := range steps {
+			if steps[i].Fault != 0 && c.relevant(&steps[i]) {
+				faults = append(faults, i)
+			}
+		}
+	}
+	c.resetMarks()
+	if len(faults) == 0 {
+		return def
+	}
+	d := len(c.taken)
+	if d >= len(c.prefix) && c.dedup {
+		if h, ok := c.w.StateHash(); ok {
+			if _, seen := c.visited[h]; seen {
+				c.w.Stop()
+				return def
+			}
+			c.visited[h] = struct{}{}
+		}
+	}
+	opt := 0
+	if d < len(c.prefix) {
+		opt = c.prefix[d]
+	}
+	c.taken = append(c.taken, opt)
+	c.widths = append(c.widths, 1+len(faults))
+	if c.shards > 1 && len(c.taken) == SplitDepth && d >= len(c.prefix)-1 {
+		if owner(c.taken, c.widths) != c.shard {
+			c.skipped = true
+			c.w.Stop()
+			return def
+		}
+	}
+	if opt == 0 {
+		return def
+	}
+	c.faults++
+	return faults[opt-1]
+}
+
+// scan reads the events recorded since the last decision and marks what
+// changed: a write or external call of a controller under test, the end of
+// a workload step, the kinds written.
+func (c *dfsChooser) scan() {
+	ev := c.w.History.Events
+	for ; c.seen < len(ev); c.seen++ {
+		e := &ev[c.seen]
+		switch {
+		case e.Op == model.OpWorkload && strings.HasPrefix(e.Detail, "done:"):
+			c.milestone = true
+		case properties.IsController(e.Actor) && (e.Change != model.ChangeNone || e.Op == model.OpExternal):
+			c.milestone = true
+		}
+		if e.Change != model.ChangeNone {
+			if c.kinds == nil {
+				c.kinds = map[string]bool{}
+			}
+			c.kinds[e.Kind] = true
+		}
+	}
+}
+
+// relevant says whether a fault is offered at this decision: only where it
+// can lead somewhere new (see Exhaustive). A crash or an eviction right
+// after a write of the controller or the end of a workload step; a paused
+// cache or a dropped event of a kind right after that kind was written.
+// The very first decision offers every fault.
+func (c *dfsChooser) relevant(s *simulator.Step) bool {
+	if !c.started {
+		return true
+	}
+	switch s.Fault {
+	case model.FaultStale, model.FaultDrop:
+		return c.kinds[s.Kind]
+	default:
+		return c.milestone
+	}
+}
+
+func (c *dfsChooser) resetMarks() {
+	c.started = true
+	c.milestone = false
+	clear(c.kinds)
+}
+
+// owner is the shard of a subtree named by its first decisions.
+func owner(taken, widths []int) int {
+	n := 0
+	for i := range taken {
+		n = n*widths[i] + taken[i]
+	}
+	return n
+}
+
+// defaultStep is the default schedule's choice: the environment first
+// (informer deliveries, built-in actors, external systems), then the user,
+// then the controllers, then the clock; once the workload is done and only
+// the clock or faults could move, the faults end (settle).
+func defaultStep(steps []simulator.Step) int {
+	best, bestRank := 0, 1<<30
+	for i := range steps {
+		r := rank(&steps[i])
+		if r < bestRank {
+			best, bestRank = i, r
+		}
+	}
+	return best
+}
+
+func rank(s *simulator.Step) int {
+	switch {
+	case s.Fault != 0:
+		return 100
+	case s.Actor == model.ActorFault && s.Label == "settle":
+		return 5
+	case s.Actor == model.ActorFault:
+		return 90 // resume: only at settle
+	case s.Actor == model.ActorClock:
+		return 6
+	case strings.HasPrefix(string(s.Actor), "controller/") && strings.HasPrefix(s.Label, "deliver "):
+		return 0
+	case strings.HasPrefix(string(s.Actor), "controller/"):
+		return 3
+	case s.Actor == model.ActorUser:
+		return 2
+	default:
+		return 1
+	}
+}

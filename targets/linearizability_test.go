@@ -1,0 +1,95 @@
+package targets_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/opcheck/opcheck/explore"
+	"github.com/opcheck/opcheck/model"
+	"github.com/opcheck/opcheck/properties"
+	"github.com/opcheck/opcheck/simulator"
+	"github.com/opcheck/opcheck/targets"
+	"github.com/opcheck/opcheck/targets/zookeeper"
+)
+
+// notController selects the actors whose reads are quorum reads: the
+// user, the built-in actors and faults. Their reads and every committed
+// write must always be linearizable: this is opcheck's self-check of its
+// store.
+func notController(a model.Actor) bool { return !properties.IsController(a) }
+
+func TestLinearizableQuorumSelfCheck(t *testing.T) {
+	schedules := 1000
+	if testing.Short() {
+		schedules = 50
+	}
+	for _, sc := range targets.All() {
+		sc := sc
+		t.Run(sc.Name, func(t *testing.T) {
+			t.Parallel()
+			for i := 0; i < schedules; i++ {
+				res, err := simulator.Run(sc, explore.Random(uint64(i)), simulator.RunOptions{KeepGoing: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				lr := properties.CheckLinearizable(res.History, notController)
+				if lr.Result != porcupine.Ok {
+					t.Fatalf("schedule %d: quorum history is %v, stale reads %v", i, lr.Result, lr.StaleReads)
+				}
+			}
+		})
+	}
+}
+
+// On the zookeeper seed bug the check of the controller's reads names the
+// stale read of the ZookeeperCluster behind the PVC delete.
+func TestLinearizableNamesStaleReadOfSeedBug(t *testing.T) {
+	ch := &simulator.ScriptChooser{Script: []simulator.ScriptStep{
+		{After: "done: scale zk to 1", Label: "pause apiserver-2 ZookeeperCluster cache"},
+		{After: "done: scale zk to 2", Label: "crash controller/zookeeper-operator, restart on apiserver-2"},
+		{After: "ReconcileDone", Label: "settle"},
+	}}
+	w, err := simulator.NewWorld(zookeeper.Scenario(zookeeper.Buggy), ch, simulator.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch.World = w
+	res, err := w.Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Violations) == 0 {
+		t.Fatal("the seed-bug schedule did not violate")
+	}
+	deleteStep := res.Violations[0].Step
+	lr := properties.CheckLinearizable(res.History, properties.IsController)
+	if lr.Result != porcupine.Illegal {
+		t.Fatalf("controller history is %v, want Illegal", lr.Result)
+	}
+	var named *properties.StaleRead
+	for i := range lr.StaleReads {
+		r := &lr.StaleReads[i]
+		if strings.HasPrefix(r.Key, "ZookeeperCluster ") || strings.Contains(r.Key, "ZookeeperCluster") {
+			if r.Step < deleteStep && r.Server == 2 && r.SawRV < r.CommittedRV {
+				named = r
+			}
+		}
+	}
+	if named == nil {
+		t.Fatalf("no stale read of the ZookeeperCluster before the delete at step %d among %v", deleteStep, lr.StaleReads)
+	}
+	t.Logf("stale read behind the delete: %s", named)
+
+	// And the porcupine visualization of the same history can be written,
+	// with the crash and the paused cache annotated.
+	var html bytes.Buffer
+	if err := properties.WriteVisualization(&html, res.History, properties.IsController, true); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(html.String(), "ZookeeperCluster") || !strings.Contains(html.String(), "Crash") {
+		t.Fatalf("visualization lacks the object or the crash annotation (%d bytes)", html.Len())
+	}
+}
