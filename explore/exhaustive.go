@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -30,6 +31,9 @@ type ExhaustiveOptions struct {
 	Shard, Shards int
 	// Visit is called after every schedule with its choices.
 	Visit func(choices []model.Choice, res *simulator.Result)
+	// CheckDeterminism replays every schedule's recorded choices and
+	// compares the histories; a difference is an internal error.
+	CheckDeterminism bool
 }
 
 // SplitDepth is how many fault decisions name a subtree for sharding.
@@ -45,6 +49,9 @@ type ExhaustiveResult struct {
 	Skipped  int // schedules cut at the split point because another shard owns them
 	States   int // distinct states at fault decisions
 	Steps    int
+	// Err is a harness error: a broken scenario, or a schedule that did not
+	// replay identically under CheckDeterminism.
+	Err error
 	// The first violation, with the choices and history of its schedule.
 	Violation *properties.Violation
 	Choices   []model.Choice
@@ -62,9 +69,11 @@ type ExhaustiveResult struct {
 //   - a crash may strike at every decision that follows a write (or an
 //     external call) of a controller under test, or the end of a workload
 //     step: between two such points the controller only read, and a crash
-//     discards what it read. Evictions are offered at the same points (a
-//     bound, not a proof: an eviction between two writes of other actors is
-//     not explored);
+//     discards what it read. With no cache paused, every apiserver serves
+//     the head, so the restart is explored on apiserver-1 only;
+//   - an eviction may strike right after a controller under test wrote a
+//     pod or a PVC, or a workload step ended (a bound, not a proof:
+//     evictions elsewhere are left to the random and PCT strategies);
 //   - a watch cache of a kind may be paused, and a watch event of a kind
 //     dropped, at every decision that follows a write of that kind: between
 //     two such writes the cache's content and the events are the same;
@@ -95,7 +104,7 @@ func Exhaustive(sc *simulator.Scenario, opts ExhaustiveOptions) ExhaustiveResult
 	// Iterative deepening on the number of faults: every schedule with at
 	// most L faults before any with L+1, so the smallest counterexamples
 	// come first.
-	for level := 0; level <= budget.Total() && !res.Complete && res.Violation == nil && res.Runs < maxRuns; level++ {
+	for level := 0; level <= budget.Total() && !res.Complete && res.Violation == nil && res.Err == nil && res.Runs < maxRuns; level++ {
 		exhaustLevel(sc, opts, level, maxRuns, start, shards, &res)
 		if res.Complete && level < budget.Total() {
 			res.Complete = false
@@ -118,18 +127,35 @@ func exhaustLevel(sc *simulator.Scenario, opts ExhaustiveOptions, level, maxRuns
 		c := &dfsChooser{prefix: prefix, visited: visited, dedup: !opts.NoDedup, shard: opts.Shard, shards: shards, maxFaults: level}
 		w, err := simulator.NewWorld(sc, c, simulator.RunOptions{Faults: opts.Faults})
 		if err != nil {
-			res.Violation = &properties.Violation{Property: "harness", Explanation: err.Error()}
-			break
+			res.Err = err
+			return
 		}
 		c.w = w
 		r, err := w.Run()
 		res.Runs++
 		res.Steps += r.Steps
 		if err != nil {
-			res.Violation = &properties.Violation{Property: "harness", Explanation: err.Error()}
-			break
+			res.Err = err
+			return
 		}
-		if opts.Visit != nil {
+		if opts.CheckDeterminism && !w.Pruned() {
+			again, err := simulator.Run(sc, &model.Sequence{Choices: r.Choices}, simulator.RunOptions{Faults: opts.Faults})
+			if err != nil {
+				res.Err = err
+				return
+			}
+			if a, b := r.History.Lines(), again.History.Lines(); a != b {
+				res.Err = fmt.Errorf("internal error: scenario %s: a schedule did not replay identically from its recorded choices: %s; something outside the choice stream leaks in (state kept across runs by the reconciler, the wall clock, global rand, map order, a goroutine)", sc.Name, firstDiff(a, b))
+				return
+			}
+		}
+		if shards > 1 && !c.skipped && len(c.taken) < SplitDepth && owner(c.taken, c.widths) != opts.Shard {
+			// A schedule that never reached the split point belongs to
+			// the shard its few decisions name; the others only ran it to
+			// learn the tree's shape.
+			c.skipped = true
+		}
+		if opts.Visit != nil && !c.skipped {
 			opts.Visit(r.Choices, r)
 		}
 		switch {
@@ -167,6 +193,7 @@ type dfsChooser struct {
 	seen      int
 	started   bool
 	milestone bool
+	storage   bool // a controller wrote a pod or a PVC, or a workload step ended
 	kinds     map[string]bool
 	faults    int // faults injected in this schedule
 	maxFaults int
@@ -184,6 +211,7 @@ func (c *dfsChooser) Choose(kind model.ChoiceKind, n int) int {
 	steps := c.w.Enabled()
 	def := defaultStep(steps)
 	c.scan()
+	point := !c.started || c.milestone || c.storage || len(c.kinds) > 0
 	var faults []int
 	if c.faults < c.maxFaults {
 		for i := range steps {
@@ -193,12 +221,15 @@ func (c *dfsChooser) Choose(kind model.ChoiceKind, n int) int {
 		}
 	}
 	c.resetMarks()
-	if len(faults) == 0 {
+	if !point {
 		return def
 	}
-	d := len(c.taken)
-	if d >= len(c.prefix) && c.dedup {
+	// Dedup at every point where a fault could matter, also once the
+	// faults are spent: a state reached again has the same future, which
+	// the depth-first order has already explored in full.
+	if len(c.taken) >= len(c.prefix) && c.dedup {
 		if h, ok := c.w.StateHash(); ok {
+			h ^= uint64(c.maxFaults-c.faults) * 0x9e3779b97f4a7c15
 			if _, seen := c.visited[h]; seen {
 				c.w.Stop()
 				return def
@@ -206,6 +237,10 @@ func (c *dfsChooser) Choose(kind model.ChoiceKind, n int) int {
 			c.visited[h] = struct{}{}
 		}
 	}
+	if len(faults) == 0 {
+		return def
+	}
+	d := len(c.taken)
 	opt := 0
 	if d < len(c.prefix) {
 		opt = c.prefix[d]
@@ -236,8 +271,12 @@ func (c *dfsChooser) scan() {
 		switch {
 		case e.Op == model.OpWorkload && strings.HasPrefix(e.Detail, "done:"):
 			c.milestone = true
+			c.storage = true
 		case properties.IsController(e.Actor) && (e.Change != model.ChangeNone || e.Op == model.OpExternal):
 			c.milestone = true
+			if e.Kind == "Pod" || e.Kind == "PersistentVolumeClaim" {
+				c.storage = true
+			}
 		}
 		if e.Change != model.ChangeNone {
 			if c.kinds == nil {
@@ -254,12 +293,21 @@ func (c *dfsChooser) scan() {
 // cache or a dropped event of a kind right after that kind was written.
 // The very first decision offers every fault.
 func (c *dfsChooser) relevant(s *simulator.Step) bool {
-	if !c.started {
+	if !c.started && s.Fault != model.FaultCrash {
 		return true
 	}
 	switch s.Fault {
 	case model.FaultStale, model.FaultDrop:
 		return c.kinds[s.Kind]
+	case model.FaultEvict:
+		return c.storage
+	case model.FaultCrash:
+		// With no cache paused every apiserver serves the head: restarts
+		// on any of them lead to the same state, so one is enough.
+		if c.w.PausedCaches() == 0 && s.Server != 1 {
+			return false
+		}
+		return c.milestone
 	default:
 		return c.milestone
 	}
@@ -268,6 +316,7 @@ func (c *dfsChooser) relevant(s *simulator.Step) bool {
 func (c *dfsChooser) resetMarks() {
 	c.started = true
 	c.milestone = false
+	c.storage = false
 	clear(c.kinds)
 }
 

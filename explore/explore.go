@@ -18,9 +18,13 @@ const (
 	// VerdictViolation: a schedule broke a property; Report.Violation
 	// holds it.
 	VerdictViolation = "violation"
-	// VerdictInconclusive: no schedule of the budget broke a property.
-	// Random and PCT sample the schedules, so this is not a proof; the
-	// verdict "verified" needs the exhaustive strategy of a later change.
+	// VerdictVerified: the exhaustive strategy explored the whole bounded
+	// space (see Exhaustive for the bounds) and no schedule broke a
+	// property.
+	VerdictVerified = "verified"
+	// VerdictInconclusive: no schedule of the budget broke a property, but
+	// the space was not covered: random and PCT sample it, and an
+	// exhaustive search that ran out of budget stops short.
 	VerdictInconclusive = "inconclusive"
 	// VerdictError: the harness failed (a broken scenario, a determinism
 	// failure); Report.Err says what.
@@ -30,8 +34,12 @@ const (
 // Options tune one exploration. Start from DefaultOptions: the zero value
 // of StopAtFirst is false (keep going).
 type Options struct {
-	// Strategy is "random" (default) or "pct".
+	// Strategy is "exhaustive", "random" (the default of the zero value),
+	// "pct" or "uniform".
 	Strategy string
+	// Time, when positive, bounds the exploration's wall time: it changes
+	// how far the search gets, never which schedule comes next.
+	Time time.Duration
 	// Schedules is the budget of schedule indices, 0..Schedules-1
 	// (default DefaultSchedules). With sharding, each shard runs its share.
 	Schedules int
@@ -120,7 +128,7 @@ func Explore(sc *simulator.Scenario, opts Options) Report {
 	if opts.Strategy == "" {
 		opts.Strategy = StrategyRandom
 	}
-	if opts.Schedules <= 0 {
+	if opts.Schedules <= 0 && opts.Strategy != StrategyExhaustive {
 		opts.Schedules = DefaultSchedules
 	}
 	if opts.Shards <= 0 {
@@ -139,11 +147,17 @@ func Explore(sc *simulator.Scenario, opts Options) Report {
 	if opts.Shard < 0 || opts.Shard >= opts.Shards {
 		return fail(fmt.Errorf("shard %d/%d: want 0 <= shard < shards", opts.Shard, opts.Shards))
 	}
+	if opts.Strategy == StrategyExhaustive {
+		return exhaustiveReport(sc, opts, rep, start)
+	}
 	if _, err := NewChooser(opts.Strategy, 0); err != nil {
 		return fail(err)
 	}
 	states := map[uint64]bool{}
 	for i := opts.Shard; i < opts.Schedules; i += opts.Shards {
+		if opts.Time > 0 && time.Since(start) > opts.Time {
+			break
+		}
 		seed := opts.Seed + uint64(i)
 		res, err := runOne(sc, opts.Strategy, seed, opts.Faults)
 		if err != nil {
@@ -241,4 +255,25 @@ func firstDiff(a, b string) string {
 		}
 	}
 	return "histories differ"
+}
+
+// exhaustiveReport runs the exhaustive strategy and reports it like the
+// others. Options.Schedules, when set, bounds the runs.
+func exhaustiveReport(sc *simulator.Scenario, opts Options, rep Report, start time.Time) Report {
+	eo := ExhaustiveOptions{Faults: opts.Faults, MaxRuns: opts.Schedules, Deadline: opts.Time, Shard: opts.Shard, Shards: opts.Shards, CheckDeterminism: opts.CheckDeterminism}
+	r := Exhaustive(sc, eo)
+	rep.Schedules, rep.Steps, rep.States = r.Runs, r.Steps, r.States
+	rep.Elapsed = time.Since(start)
+	switch {
+	case r.Err != nil:
+		rep.Verdict, rep.Err = VerdictError, r.Err
+	case r.Violation != nil:
+		rep.Verdict, rep.Violation, rep.Violating = VerdictViolation, r.Violation, 1
+		rep.Choices, rep.History = r.Choices, r.History
+	case r.Complete:
+		rep.Verdict = VerdictVerified
+	default:
+		rep.Verdict = VerdictInconclusive
+	}
+	return rep
 }

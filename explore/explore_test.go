@@ -93,16 +93,6 @@ func TestPCTDepthOneIsAFixedPriorityOrder(t *testing.T) {
 	}
 }
 
-func TestExhaustiveStrategyIsNotImplementedYet(t *testing.T) {
-	rep := Explore(lookup(t, "casskop/buggy"), Options{Strategy: StrategyExhaustive, Schedules: 1})
-	if rep.Verdict != VerdictError || rep.Err == nil || !strings.Contains(rep.Err.Error(), "not implemented yet") {
-		t.Fatalf("verdict %q, err %v; want an error saying exhaustive is not implemented yet", rep.Verdict, rep.Err)
-	}
-	if rep.Schedules != 0 {
-		t.Errorf("ran %d schedules of an unknown strategy", rep.Schedules)
-	}
-}
-
 func TestFindsSeedBugs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("explores up to 2000 schedules per scenario")

@@ -18,8 +18,8 @@ const (
 	StrategyUniform = "uniform"
 	// StrategyPCT: PCT, bound to the world (fault coin).
 	StrategyPCT = "pct"
-	// StrategyExhaustive is reserved for the bounded DFS of a later change;
-	// it is rejected with an error saying so.
+	// StrategyExhaustive: the bounded depth-first search of exhaustive.go.
+	// It is not a per-schedule chooser: Explore runs it as a whole.
 	StrategyExhaustive = "exhaustive"
 )
 
@@ -228,9 +228,9 @@ func NewChooser(strategy string, seed uint64) (model.Chooser, error) {
 	case StrategyPCT:
 		return PCT(seed, DefaultPCTDepth, DefaultPCTSteps), nil
 	case StrategyExhaustive:
-		return nil, fmt.Errorf("strategy %q is not implemented yet (it comes with the bounded DFS change); use %q, %q or %q", strategy, StrategyRandom, StrategyPCT, StrategyUniform)
+		return nil, fmt.Errorf("strategy %q searches the whole bounded space and has no per-schedule chooser: run it with Explore", strategy)
 	}
-	return nil, fmt.Errorf("unknown strategy %q: use %q, %q or %q", strategy, StrategyRandom, StrategyPCT, StrategyUniform)
+	return nil, fmt.Errorf("unknown strategy %q: use %q, %q, %q or %q", strategy, StrategyExhaustive, StrategyRandom, StrategyPCT, StrategyUniform)
 }
 
 // unbound hides bind so the chooser stays uniform.

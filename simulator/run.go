@@ -370,7 +370,7 @@ func (w *World) faultSteps(buf []Step) []Step {
 		for _, h := range w.hosts {
 			for _, s := range w.Servers {
 				h, s := h, s
-				buf = append(buf, Step{Actor: model.ActorFault, Fault: model.FaultCrash, Label: "crash " + string(h.actor) + ", restart on apiserver-" + strconv.Itoa(s.ID), Run: func() { w.crash(h, s) }})
+				buf = append(buf, Step{Actor: model.ActorFault, Fault: model.FaultCrash, Server: s.ID, Label: "crash " + string(h.actor) + ", restart on apiserver-" + strconv.Itoa(s.ID), Run: func() { w.crash(h, s) }})
 			}
 		}
 	}

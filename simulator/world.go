@@ -24,7 +24,9 @@ type Step struct {
 	Fault model.FaultKind
 	// Kind is the resource type a stale or drop fault concerns.
 	Kind string
-	Run  func()
+	// Server is the apiserver a crash restarts the controller on.
+	Server int
+	Run    func()
 }
 
 // Actor is a built-in controller or an external system: something that
@@ -160,6 +162,9 @@ func (w *World) record(actor model.Actor, op model.Op, kind, namespace, name, de
 // Enabled returns the steps enabled at the current decision: a chooser
 // that picks by label (ScriptChooser) reads it while Choose is asked.
 func (w *World) Enabled() []Step { return w.buf }
+
+// PausedCaches is the number of watch caches paused by a stale fault.
+func (w *World) PausedCaches() int { return len(w.paused) }
 
 // Stop ends the run before the next step: an explorer prunes a schedule
 // whose state it has already explored. No liveness verdict is given.
