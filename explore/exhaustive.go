@@ -34,6 +34,19 @@ type ExhaustiveOptions struct {
 	// CheckDeterminism replays every schedule's recorded choices and
 	// compares the histories; a difference is an internal error.
 	CheckDeterminism bool
+	// Progress, when set, is called after every schedule.
+	Progress func(Progress)
+}
+
+// Progress is a snapshot of an exploration under way.
+type Progress struct {
+	Schedules  int
+	States     int
+	Violations int
+	// Covered estimates the part of the bounded space explored, in [0, 1]
+	// (exhaustive only; -1 when unknown): the levels of fault counts done,
+	// plus the depth-first position within the current level.
+	Covered float64
 }
 
 // SplitDepth is how many fault decisions name a subtree for sharding.
@@ -105,7 +118,7 @@ func Exhaustive(sc *simulator.Scenario, opts ExhaustiveOptions) ExhaustiveResult
 	// most L faults before any with L+1, so the smallest counterexamples
 	// come first.
 	for level := 0; level <= budget.Total() && !res.Complete && res.Violation == nil && res.Err == nil && res.Runs < maxRuns; level++ {
-		exhaustLevel(sc, opts, level, maxRuns, start, shards, &res)
+		exhaustLevel(sc, opts, level, budget.Total(), maxRuns, start, shards, &res)
 		if res.Complete && level < budget.Total() {
 			res.Complete = false
 		}
@@ -116,7 +129,7 @@ func Exhaustive(sc *simulator.Scenario, opts ExhaustiveOptions) ExhaustiveResult
 
 // exhaustLevel is the depth-first search over schedules with at most level
 // faults.
-func exhaustLevel(sc *simulator.Scenario, opts ExhaustiveOptions, level, maxRuns int, start time.Time, shards int, res *ExhaustiveResult) {
+func exhaustLevel(sc *simulator.Scenario, opts ExhaustiveOptions, level, budgetTotal, maxRuns int, start time.Time, shards int, res *ExhaustiveResult) {
 	visited := map[uint64]struct{}{}
 	var prefix []int
 	defer func() { res.States += len(visited) }()
@@ -157,6 +170,9 @@ func exhaustLevel(sc *simulator.Scenario, opts ExhaustiveOptions, level, maxRuns
 		}
 		if opts.Visit != nil && !c.skipped {
 			opts.Visit(r.Choices, r)
+		}
+		if opts.Progress != nil {
+			opts.Progress(Progress{Schedules: res.Runs, States: res.States + len(visited), Covered: covered(level, budgetTotal, c.taken, c.widths)})
 		}
 		switch {
 		case c.skipped:
@@ -318,6 +334,19 @@ func (c *dfsChooser) resetMarks() {
 	c.milestone = false
 	c.storage = false
 	clear(c.kinds)
+}
+
+// covered estimates the explored part of the space: each level of fault
+// count is an equal share, and within a level the depth-first position is
+// read as a fraction (the first decision's option over its width, plus the
+// second's over the product of both widths, and so on).
+func covered(level, levels int, taken, widths []int) float64 {
+	frac, scale := 0.0, 1.0
+	for i := range taken {
+		scale /= float64(widths[i])
+		frac += float64(taken[i]) * scale
+	}
+	return (float64(level) + frac) / float64(levels+1)
 }
 
 // owner is the shard of a subtree named by its first decisions.

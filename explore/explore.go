@@ -56,6 +56,9 @@ type Options struct {
 	// CheckDeterminism runs every schedule twice and compares the
 	// histories; a difference is an internal error.
 	CheckDeterminism bool
+	// Progress, when set, is called after every schedule (the CLI's live
+	// progress line).
+	Progress func(Progress)
 	// Visit, when set, is called after every schedule this shard runs,
 	// with the schedule's index, seed and result (tests, progress).
 	Visit func(index int, seed uint64, res *simulator.Result)
@@ -182,6 +185,9 @@ func Explore(sc *simulator.Scenario, opts Options) Report {
 		if opts.Visit != nil {
 			opts.Visit(i, seed, res)
 		}
+		if opts.Progress != nil {
+			opts.Progress(Progress{Schedules: rep.Schedules, States: len(states), Violations: rep.Violating + boolInt(len(res.Violations) > 0), Covered: -1})
+		}
 		if len(res.Violations) > 0 {
 			rep.Violating++
 			if rep.Violation == nil {
@@ -260,7 +266,7 @@ func firstDiff(a, b string) string {
 // exhaustiveReport runs the exhaustive strategy and reports it like the
 // others. Options.Schedules, when set, bounds the runs.
 func exhaustiveReport(sc *simulator.Scenario, opts Options, rep Report, start time.Time) Report {
-	eo := ExhaustiveOptions{Faults: opts.Faults, MaxRuns: opts.Schedules, Deadline: opts.Time, Shard: opts.Shard, Shards: opts.Shards, CheckDeterminism: opts.CheckDeterminism}
+	eo := ExhaustiveOptions{Faults: opts.Faults, MaxRuns: opts.Schedules, Deadline: opts.Time, Shard: opts.Shard, Shards: opts.Shards, CheckDeterminism: opts.CheckDeterminism, Progress: opts.Progress}
 	r := Exhaustive(sc, eo)
 	rep.Schedules, rep.Steps, rep.States = r.Runs, r.Steps, r.States
 	rep.Elapsed = time.Since(start)
@@ -276,4 +282,11 @@ func exhaustiveReport(sc *simulator.Scenario, opts Options, rep Report, start ti
 		rep.Verdict = VerdictInconclusive
 	}
 	return rep
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -29,6 +29,9 @@ const (
 const usage = `usage:
   explore list
   explore check [flags] SCENARIO...   (flags: explore check -h)
+  explore replay TRACE
+  explore shrink [-o OUT] TRACE
+  explore view [-o OUT.html] TRACE
 `
 
 // run is the whole command, in-process (tests call it).
@@ -49,6 +52,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	case "check":
 		return check(args[1:], stdout, stderr)
+	case "replay":
+		return replay(args[1:], stdout, stderr)
+	case "shrink":
+		return shrink(args[1:], stdout, stderr)
+	case "view":
+		return view(args[1:], stdout, stderr)
+	case "merge":
+		return mergeCmd(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
@@ -72,8 +83,9 @@ type result struct {
 func check(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("explore check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	strategy := fs.String("strategy", explore.StrategyRandom, "random, pct or uniform (exhaustive: not implemented yet)")
-	schedules := fs.Int("schedules", explore.DefaultSchedules, "schedule budget per scenario")
+	strategy := fs.String("strategy", explore.StrategyExhaustive, "exhaustive, random, pct or uniform")
+	schedules := fs.Int("schedules", 0, "schedule budget per scenario (default: "+strconv.Itoa(explore.DefaultSchedules)+" for random, pct and uniform; "+strconv.Itoa(explore.DefaultMaxRuns)+" for exhaustive)")
+	budget := fs.Duration("time", 0, "wall-time budget per scenario, e.g. 30s (0: none); the verdict is inconclusive if it runs out")
 	seed := fs.Uint64("seed", 0, "schedule i runs with seed SEED+i")
 	crashes := fs.Int("crashes", 0, "crash-restart budget (default: the scenario's)")
 	stale := fs.Int("stale", 0, "paused watch cache budget (default: the scenario's)")
@@ -97,14 +109,19 @@ func check(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "explore check: "+format+"\n", a...)
 		return exitUsage
 	}
-	if *strategy == explore.StrategyExhaustive {
-		return usageErr("-strategy exhaustive is not implemented yet (it comes with the bounded DFS change); use -strategy random or -strategy pct")
+	if *strategy != explore.StrategyExhaustive {
+		if _, err := explore.NewChooser(*strategy, 0); err != nil {
+			return usageErr("-strategy: %v", err)
+		}
 	}
-	if _, err := explore.NewChooser(*strategy, 0); err != nil {
-		return usageErr("-strategy: %v", err)
+	if *schedules < 0 {
+		return usageErr("-schedules %d: want at least 1 (or 0 for the strategy's default)", *schedules)
 	}
-	if *schedules < 1 {
-		return usageErr("-schedules %d: want at least 1", *schedules)
+	if *schedules == 0 && *strategy != explore.StrategyExhaustive {
+		*schedules = explore.DefaultSchedules
+	}
+	if *budget < 0 {
+		return usageErr("-time %s: want a duration >= 0", *budget)
 	}
 	shardI, shardN, err := parseShard(*shard)
 	if err != nil {
@@ -143,7 +160,7 @@ func check(args []string, stdout, stderr io.Writer) int {
 	var reports []explore.Report
 	for _, sc := range scs {
 		opts := explore.DefaultOptions()
-		opts.Strategy, opts.Schedules, opts.Seed = *strategy, *schedules, *seed
+		opts.Strategy, opts.Schedules, opts.Seed, opts.Time = *strategy, *schedules, *seed, *budget
 		opts.Shard, opts.Shards, opts.CheckDeterminism = shardI, shardN, *determinism
 		if len(faultFlags) > 0 {
 			b := sc.Faults
@@ -161,7 +178,13 @@ func check(args []string, stdout, stderr io.Writer) int {
 			}
 			opts.Faults = &b
 		}
+		if isTerminal(stderr) {
+			opts.Progress = progressLine(stderr, sc.Name)
+		}
 		rep := explore.Explore(sc, opts)
+		if opts.Progress != nil {
+			fmt.Fprint(stderr, "\r\033[K")
+		}
 		switch rep.Verdict {
 		case explore.VerdictError:
 			status = exitUsage
@@ -220,10 +243,7 @@ func check(args []string, stdout, stderr io.Writer) int {
 			if rep.Trace != "" {
 				fmt.Fprintf(recipes, "  trace: %s\n", rep.Trace)
 			}
-			cmd := []string{"go run ./cmd/explore check -strategy", rep.Strategy, "-seed", strconv.FormatUint(rep.Seed, 10), "-schedules 1"}
-			cmd = append(cmd, faultFlags...)
-			cmd = append(cmd, rep.Scenario)
-			fmt.Fprintf(recipes, "  replay: %s\n", strings.Join(cmd, " "))
+			fmt.Fprintf(recipes, "  replay: %s\n", replayCommand(rep, faultFlags))
 		}
 	}
 	return status
@@ -251,4 +271,36 @@ func writableDir(dir string) error {
 	}
 	f.Close()
 	return os.Remove(f.Name())
+}
+
+// isTerminal reports whether w is a terminal: the live progress line is for
+// people, plain summaries for logs.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// progressLine returns a Progress callback that redraws one status line at
+// most five times a second. The wall clock here only paces the display; it
+// never decides what is explored.
+func progressLine(w io.Writer, scenario string) func(explore.Progress) {
+	start := time.Now()
+	var last time.Time
+	return func(p explore.Progress) {
+		now := time.Now()
+		if now.Sub(last) < 200*time.Millisecond {
+			return
+		}
+		last = now
+		rate := float64(p.Schedules) / now.Sub(start).Seconds()
+		line := fmt.Sprintf("%s: %d schedules, %d states, %.0f/s, %d violations", scenario, p.Schedules, p.States, rate, p.Violations)
+		if p.Covered >= 0 {
+			line += fmt.Sprintf(", ~%.0f%% of the bounded space", 100*p.Covered)
+		}
+		fmt.Fprint(w, "\r\033[K"+line)
+	}
 }

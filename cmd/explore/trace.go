@@ -1,20 +1,13 @@
 package main
 
 import (
-	"fmt"
-	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/opcheck/opcheck/explore"
-	"github.com/opcheck/opcheck/model"
+	"github.com/opcheck/opcheck/traces"
 )
-
-// The trace format proper (parser, replay, shrink, viewer) belongs to
-// package traces, which is being written separately. This writer is kept
-// deliberately small until the CLI switches to it: a header line, the
-// choices (model.FormatChoices), the history (History.Lines) and the
-// violation (Violation.String), in that order.
 
 // traceName is the file name of a scenario's trace: "zookeeper/buggy" ->
 // "zookeeper_buggy.trace".
@@ -22,38 +15,26 @@ func traceName(scenario string) string {
 	return strings.ReplaceAll(scenario, "/", "_") + ".trace"
 }
 
-// writeTrace writes the violating schedule of rep to dir atomically (temp
-// file in dir, then rename) and returns its path.
+// writeTrace writes the violating schedule of rep to dir as a trace file
+// (package traces: atomic, parseable, replayable) and returns its path.
 func writeTrace(dir string, rep explore.Report) (string, error) {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# opcheck trace: scenario %s strategy %s seed %d schedule %d faults %s\n", rep.Scenario, rep.Strategy, rep.Seed, rep.Index, rep.Faults)
-	fmt.Fprintf(&b, "choices: %s\n", model.FormatChoices(rep.Choices))
-	if rep.History != nil {
-		b.WriteString(rep.History.Lines())
-	}
-	if rep.Violation != nil {
-		b.WriteString(rep.Violation.String())
-		b.WriteByte('\n')
-	}
+	t := traces.FromRun(rep.Scenario, rep.Faults, rep.Choices, rep.History, rep.Violation)
 	path := filepath.Join(dir, traceName(rep.Scenario))
-	f, err := os.CreateTemp(dir, ".trace-*")
-	if err != nil {
+	if err := traces.WriteFile(path, t); err != nil {
 		return "", err
 	}
-	_, werr := f.WriteString(b.String())
-	cerr := f.Close()
-	if werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Chmod(f.Name(), 0o644)
-	}
-	if werr == nil {
-		werr = os.Rename(f.Name(), path)
-	}
-	if werr != nil {
-		os.Remove(f.Name())
-		return "", werr
-	}
 	return path, nil
+}
+
+// replayCommand is the recipe line that replays rep's violating schedule:
+// the replay verb on its trace file, or, when no trace could be written,
+// the check command that reruns the schedule from its seed.
+func replayCommand(rep explore.Report, faultFlags []string) string {
+	if rep.Trace != "" {
+		return "go run ./cmd/explore replay " + rep.Trace
+	}
+	cmd := []string{"go run ./cmd/explore check -strategy", rep.Strategy, "-seed", strconv.FormatUint(rep.Seed, 10), "-schedules 1"}
+	cmd = append(cmd, faultFlags...)
+	cmd = append(cmd, rep.Scenario)
+	return strings.Join(cmd, " ")
 }

@@ -3,6 +3,7 @@ package casskop
 import (
 	"context"
 	"fmt"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -80,6 +81,9 @@ func Scenario(v Variant) *simulator.Scenario {
 		},
 		Faults:     model.FaultBudget{Crashes: 1},
 		Properties: Properties(),
+		// Longer than the operator's longest wait (the 120 s retry of a
+		// decommission that did not start), so a quiet cluster is settled.
+		QuietPeriod: model.FromDuration(130 * time.Second),
 	}
 }
 

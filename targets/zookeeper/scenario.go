@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -81,6 +82,9 @@ func Scenario(v Variant) *simulator.Scenario {
 		},
 		Faults:     model.FaultBudget{Crashes: 1, Stale: 1, Evictions: 1},
 		Properties: Properties(),
+		// Two periodic resyncs (every 30 s) that change nothing show the
+		// cluster has settled.
+		QuietPeriod: model.FromDuration(61 * time.Second),
 	}
 }
 
