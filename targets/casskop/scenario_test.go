@@ -77,6 +77,24 @@ func TestSeedBugCrashBuggy(t *testing.T) {
 	if strings.Contains(lines, "Delete PersistentVolumeClaim default/data-cc-dc1-rack1-1") {
 		t.Fatalf("the PVC of the removed pod was deleted:\n%s", lines)
 	}
+	// After the restart every reconcile fails on the gone pod, forever,
+	// and the later change back to 2 nodes is never served.
+	_, after, ok := strings.Cut(lines, "fault Restart")
+	if !ok {
+		t.Fatalf("no restart:\n%s", lines)
+	}
+	done := 0
+	for _, l := range strings.Split(after, "\n") {
+		if strings.Contains(l, "controller/casskop ReconcileDone") {
+			done++
+			if !strings.Contains(l, "Failed to get last pod cc-dc1-rack1-1") {
+				t.Fatalf("a reconcile after the crash did not fail on the gone pod: %s", l)
+			}
+		}
+	}
+	if done < 5 || !strings.Contains(after, "start: scale cc back to 2 nodes") || strings.Contains(after, "done: scale cc back to 2 nodes") {
+		t.Fatalf("want >= 5 failing reconciles and the scale back to 2 issued but never served (%d reconciles):\n%s", done, lines)
+	}
 	t.Log(violated(res.Violations, "EventuallyConverges"))
 }
 
