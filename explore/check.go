@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -54,37 +55,140 @@ func Recipe(rep Report) string {
 	return b.String()
 }
 
-// FuzzSeeds is how many seed-corpus entries Fuzz adds.
+// FuzzSeeds is how many seed-corpus entries Fuzz adds besides the empty
+// input.
 const FuzzSeeds = 8
 
-// Fuzz turns fuzzer bytes into a schedule of sc (byte i is choice i, modulo
-// the number of alternatives; past the end every choice is 0) and fails on
-// a violation, printing the choices. Its seed corpus is FuzzSeeds
-// schedules drawn from a fixed PCG stream, plus the empty input; plain
-// `go test` runs only those, `go test -fuzz` searches.
+// FuzzHeader is the number of leading input bytes FuzzChooser decodes as
+// the schedule's parameters: the fault coin's rate and the stream seed.
+const FuzzHeader = 9
+
+// FuzzChooser decodes fuzzer bytes into the chooser of one schedule. The
+// mapping reuses the random strategy's fault coin, because reading the
+// bytes as raw step indices (model.Values) proved weak: a uniform choice
+// over all alternatives spends the fault budget in the first steps.
+//
+//   - data[0] % 8 picks the fault coin's rate: 0 is 1/2, 1 is 1/4, ...,
+//     7 is 1/256 (the rates Random draws from).
+//   - data[1:9] is a little-endian uint64 seeding the PCG stream that makes
+//     every draw not given by the bytes below (as Random's seed does);
+//     a shorter input is padded with zeros.
+//   - data[9:], when present, steers the ordinary steps: byte j picks the
+//     j-th ordinary step, as the index byte % (number of ordinary steps
+//     enabled). The coin, the fault picks, the server and data choices still
+//     come from the stream, which draws the same numbers whatever these
+//     bytes say, so a mutation of byte j changes decision j and what
+//     follows from it, not the whole stream.
+//
+// A step choice tosses the coin: with probability rate it runs one of the
+// enabled fault steps (crashes, cache pauses, drops, evictions, settle),
+// else an ordinary one. FuzzSchedule binds the chooser to the world (the
+// coin needs World.Enabled); unbound, every step counts as ordinary.
+func FuzzChooser(data []byte) model.Chooser {
+	var hdr [FuzzHeader]byte
+	copy(hdr[:], data)
+	seed := binary.LittleEndian.Uint64(hdr[1:])
+	c := &fuzzChooser{r: newRand(seed)}
+	c.coin.rate = faultRates[int(hdr[0])%len(faultRates)]
+	if len(data) > FuzzHeader {
+		c.picks = data[FuzzHeader:]
+	}
+	return c
+}
+
+// FuzzInput is the fuzz input that FuzzChooser decodes into the fault-coin
+// rate faultRates[rate%8] and stream seed seed, with no steering bytes.
+func FuzzInput(rate int, seed uint64) []byte {
+	b := make([]byte, FuzzHeader)
+	b[0] = byte(rate)
+	binary.LittleEndian.PutUint64(b[1:], seed)
+	return b
+}
+
+type fuzzChooser struct {
+	r        *rand.Rand
+	coin     faultCoin
+	picks    []byte
+	k        int // ordinary picks made so far
+	ord, flt []int
+}
+
+func (c *fuzzChooser) bind(w *simulator.World) { c.coin.w = w }
+
+func (c *fuzzChooser) Choose(kind model.ChoiceKind, n int) int {
+	if kind != model.ChooseStep {
+		return c.r.IntN(n)
+	}
+	ord, flt, ok := c.coin.split(n, c.ord[:0], c.flt[:0])
+	if !ok {
+		ord, flt = ord[:0], flt[:0]
+		for i := 0; i < n; i++ {
+			ord = append(ord, i)
+		}
+	}
+	c.ord, c.flt = ord, flt
+	if len(flt) > 0 && (len(ord) == 0 || c.r.Float64() < c.coin.rate) {
+		return flt[c.r.IntN(len(flt))]
+	}
+	i := c.r.IntN(len(ord))
+	if c.k < len(c.picks) {
+		i = int(c.picks[c.k]) % len(ord)
+	}
+	c.k++
+	return ord[i]
+}
+
+// FuzzSchedule runs the schedule of sc that the fuzz input data stands for
+// (see FuzzChooser): what the Fuzz target runs for that input.
+func FuzzSchedule(sc *simulator.Scenario, data []byte, faults *model.FaultBudget) (*simulator.Result, error) {
+	ch := FuzzChooser(data)
+	w, err := simulator.NewWorld(sc, ch, simulator.RunOptions{Faults: faults})
+	if err != nil {
+		return nil, err
+	}
+	ch.(binder).bind(w)
+	return w.Run()
+}
+
+// Fuzz is the adapter for `go test -fuzz`: it decodes the fuzzer's bytes
+// into a schedule of sc with FuzzChooser (byte 0: the fault coin's rate;
+// bytes 1-8: the seed of the random stream; later bytes: the picks among
+// the ordinary steps) and fails on a violation, printing the property, the
+// choices and how to replay them.
+//
+// Its seed corpus is the empty input plus FuzzSeeds fixed inputs
+// FuzzInput(i, i+1) for i in 0..FuzzSeeds-1 (every coin rate once, no
+// steering bytes). Plain `go test` runs only those and the crashers saved
+// under testdata/fuzz; `go test -fuzz=FuzzX` mutates them to search. A
+// failing input found by -fuzz is written to testdata/fuzz/FuzzX/ and
+// replays under `go test -run=FuzzX/<file name>`, or in code with
+// FuzzSchedule(sc, input, nil) or Replay(sc, choices, nil).
+//
+//	func FuzzMyOperator(f *testing.F) { explore.Fuzz(f, myScenario()) }
 func Fuzz(f *testing.F, sc *simulator.Scenario) {
 	f.Helper()
-	r := rand.New(rand.NewPCG(1, 2))
 	f.Add([]byte{})
 	for i := 0; i < FuzzSeeds; i++ {
-		b := make([]byte, 256)
-		for j := range b {
-			b[j] = byte(r.Uint32())
-		}
-		f.Add(b)
+		f.Add(FuzzInput(i, uint64(i+1)))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		vals := make([]int, len(data))
-		for i, x := range data {
-			vals[i] = int(x)
-		}
-		res, err := simulator.Run(sc, &model.Values{Vals: vals}, simulator.RunOptions{})
+		res, err := FuzzSchedule(sc, data, nil)
 		if err != nil {
 			t.Fatalf("harness error in %s: %v (fix the scenario; this is not a finding)", sc.Name, err)
 		}
 		if len(res.Violations) > 0 {
 			v := res.Violations[0]
-			t.Fatalf("%s: %s\nchoices: %s\nreplay: explore.Replay(sc, choices, nil) with these choices, or rerun this fuzz target on the failing input go test saved under testdata/fuzz", sc.Name, v.String(), model.FormatChoices(res.Choices))
+			var hdr [FuzzHeader]byte
+			copy(hdr[:], data)
+			t.Fatalf("%s: %s violated at step %d (fuzz input: coin rate 1/%d, stream seed %d, %d steering bytes)\n%s\nchoices: %s\nreplay: explore.Replay(sc, choices, nil) with these choices (model.ParseChoices reads them), or explore.FuzzSchedule(sc, input, nil) with this input, or `go test -run=%s/<file>` on the input go test saved under testdata/fuzz/%s", sc.Name, v.Property, v.Step, int(1/faultRates[int(hdr[0])%len(faultRates)]), binary.LittleEndian.Uint64(hdr[1:]), max(0, len(data)-FuzzHeader), v.String(), model.FormatChoices(res.Choices), fuzzName(t.Name()), fuzzName(t.Name()))
 		}
 	})
+}
+
+// fuzzName is the fuzz target's name in a t.Name() like "FuzzX/seed#1".
+func fuzzName(name string) string {
+	if i := strings.IndexByte(name, '/'); i >= 0 {
+		return name[:i]
+	}
+	return name
 }

@@ -162,7 +162,7 @@ func exhaustLevel(sc *simulator.Scenario, opts ExhaustiveOptions, level, budgetT
 				return
 			}
 		}
-		if shards > 1 && !c.skipped && len(c.taken) < SplitDepth && owner(c.taken, c.widths) != opts.Shard {
+		if shards > 1 && !c.skipped && len(c.taken) < SplitDepth && owner(c.taken, c.widths)%shards != opts.Shard {
 			// A schedule that never reached the split point belongs to
 			// the shard its few decisions name; the others only ran it to
 			// learn the tree's shape.
@@ -264,7 +264,7 @@ func (c *dfsChooser) Choose(kind model.ChoiceKind, n int) int {
 	c.taken = append(c.taken, opt)
 	c.widths = append(c.widths, 1+len(faults))
 	if c.shards > 1 && len(c.taken) == SplitDepth && d >= len(c.prefix)-1 {
-		if owner(c.taken, c.widths) != c.shard {
+		if owner(c.taken, c.widths)%c.shards != c.shard {
 			c.skipped = true
 			c.w.Stop()
 			return def

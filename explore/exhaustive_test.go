@@ -70,8 +70,10 @@ func TestExhaustiveVerifiesZookeeperFixed(t *testing.T) {
 // set is per process).
 func TestExhaustiveShardsPartitionTheTree(t *testing.T) {
 	sc := lookup(t, "casskop/fixed")
+	// Two crashes make the tree deep enough for every shard to own some.
+	two := model.FaultBudget{Crashes: 2}
 	collect := func(shard, shards int) (all []string) {
-		Exhaustive(sc, ExhaustiveOptions{NoDedup: true, Shard: shard, Shards: shards, Visit: func(ch []model.Choice, res *simulator.Result) {
+		Exhaustive(sc, ExhaustiveOptions{NoDedup: true, Faults: &two, Shard: shard, Shards: shards, Visit: func(ch []model.Choice, res *simulator.Result) {
 			if !res.World.Pruned() {
 				all = append(all, model.FormatChoices(ch))
 			}

@@ -1,6 +1,8 @@
 package simulator
 
 import (
+	"sort"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -19,10 +21,13 @@ type informer struct {
 	rev     model.Revision
 	objects map[string]client.Object
 	relists int
+	// dropped marks pending events a drop fault took away: delivery skips
+	// them.
+	dropped map[*Change]bool
 }
 
 func newInformer(k *kindInfo, server *APIServer) *informer {
-	inf := &informer{kind: k, server: server, cache: server.Cache(k)}
+	inf := &informer{kind: k, server: server, cache: server.Cache(k), dropped: map[*Change]bool{}}
 	inf.relist()
 	return inf
 }
@@ -98,4 +103,25 @@ func (inf *informer) hasPending() bool {
 	inf.server.fresh(inf.cache)
 	changes := inf.server.store.table(inf.kind).changes[:inf.cache.next]
 	return len(changes) > 0 && changes[len(changes)-1].Rev > inf.rev
+}
+
+// droppable returns the first pending event that a later pending event of
+// the same object supersedes, and that is not dropped already: the events a
+// drop fault may take away.
+func (inf *informer) droppable() *Change {
+	inf.server.fresh(inf.cache)
+	changes := inf.server.store.table(inf.kind).changes[:inf.cache.next]
+	i := sort.Search(len(changes), func(i int) bool { return changes[i].Rev > inf.rev })
+	pending := changes[i:]
+	for a, c := range pending {
+		if inf.dropped[c] {
+			continue
+		}
+		for _, later := range pending[a+1:] {
+			if later.Key == c.Key {
+				return c
+			}
+		}
+	}
+	return nil
 }

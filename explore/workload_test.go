@@ -1,0 +1,110 @@
+package explore
+
+import (
+	"context"
+	"testing"
+
+	"github.com/leanovate/gopter"
+	"github.com/leanovate/gopter/gen"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/opcheck/opcheck/model"
+	"github.com/opcheck/opcheck/simulator"
+	"github.com/opcheck/opcheck/targets/zookeeper"
+)
+
+func TestCallFormats(t *testing.T) {
+	calls := []Call{{Action: "create", Param: 2}, {Action: "policy", Param: "Retain"}, {Action: "scale", Param: int32(1)}}
+	if got, want := FormatCalls(calls), "[create(2) policy(Retain) scale(1)]"; got != want {
+		t.Errorf("FormatCalls = %s, want %s", got, want)
+	}
+	want := `[]explore.Call{{Action: "create", Param: 2}, {Action: "policy", Param: "Retain"}, {Action: "scale", Param: int32(1)}}`
+	if got := GoCalls(calls); got != want {
+		t.Errorf("GoCalls = %s, want %s", got, want)
+	}
+}
+
+func noopStep(p any) simulator.WorkloadStep {
+	return simulator.WorkloadStep{Do: func(context.Context, client.Client) error { return nil }}
+}
+
+func TestWorkloadScenario(t *testing.T) {
+	base := zookeeper.Scenario(zookeeper.Buggy)
+	n := len(base.Workload)
+	actions := []Action{{Name: "a", Gen: gen.IntRange(1, 3), Step: noopStep}}
+	sc, err := WorkloadScenario(base, actions, []Call{{Action: "a", Param: 1}, {Action: "a", Param: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sc.Workload) != 2 || sc.Workload[0].Name != "a(1)" || sc.Workload[1].Name != "a(3)" {
+		t.Errorf("workload %+v, want steps a(1) a(3)", sc.Workload)
+	}
+	if len(base.Workload) != n || sc.Name != base.Name || len(sc.Properties) != len(base.Properties) {
+		t.Errorf("the copy changed the base or lost its fields")
+	}
+	if _, err := WorkloadScenario(base, actions, []Call{{Action: "b"}}); err == nil {
+		t.Errorf("an unknown action gave no error")
+	}
+}
+
+// The call generator draws every action and shrinks parameters within
+// their generator's range, keeping the action.
+func TestGenCallShrinksWithinRange(t *testing.T) {
+	g, err := genCall([]Action{
+		{Name: "a", Gen: gen.IntRange(2, 9), Step: noopStep},
+		{Name: "b", Gen: gen.IntRange(2, 9), Step: noopStep},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := gopter.DefaultTestParametersWithSeed(3)
+	gp := &gopter.GenParameters{MaxSize: 10, Rng: params.Rng}
+	seen := map[string]bool{}
+	for i := 0; i < 50; i++ {
+		r := g(gp)
+		v, ok := r.Retrieve()
+		if !ok {
+			t.Fatal("no value")
+		}
+		c := v.(Call)
+		seen[c.Action] = true
+		shrink := r.Shrinker(c)
+		for s, ok := shrink(); ok; s, ok = shrink() {
+			sc := s.(Call)
+			if p := sc.Param.(int); sc.Action != c.Action || p < 2 || p > 9 || p == c.Param.(int) {
+				t.Fatalf("%v shrank to %v", c, sc)
+			}
+		}
+	}
+	if !seen["a"] || !seen["b"] {
+		t.Errorf("actions drawn: %v, want both", seen)
+	}
+	if _, err := genCall([]Action{{Name: "a", Gen: gen.IntRange(1, 2), Step: noopStep}, {Name: "a", Gen: gen.IntRange(1, 2), Step: noopStep}}); err == nil {
+		t.Errorf("duplicate action names gave no error")
+	}
+}
+
+func TestExploreWorkloadsRejectsBadInput(t *testing.T) {
+	base := zookeeper.Scenario(zookeeper.Fixed)
+	if rep := ExploreWorkloads(base, nil); rep.Verdict != VerdictError {
+		t.Errorf("no actions: verdict %s", rep.Verdict)
+	}
+	actions := []Action{{Name: "a", Gen: gen.IntRange(1, 3), Step: noopStep}}
+	if rep := ExploreWorkloads(base, actions, WithWorkloadStrategy("nope")); rep.Verdict != VerdictError {
+		t.Errorf("unknown strategy: verdict %s", rep.Verdict)
+	}
+}
+
+// A workload step that fails with something other than a conflict is a
+// harness error, reported as such and not shrunk.
+func TestExploreWorkloadsHarnessError(t *testing.T) {
+	bad := []Action{{Name: "bad", Gen: gen.IntRange(1, 3), Step: func(p any) simulator.WorkloadStep {
+		return simulator.WorkloadStep{Do: func(ctx context.Context, c client.Client) error {
+			return c.Delete(ctx, &zookeeper.ZookeeperCluster{})
+		}}
+	}}}
+	rep := ExploreWorkloads(zookeeper.Scenario(zookeeper.Fixed), bad, WithWorkloadTests(3), WithWorkloadSchedules(1), WithWorkloadFaults(model.FaultBudget{}))
+	if rep.Verdict != VerdictError || rep.Err == nil || rep.Evaluations != 1 {
+		t.Fatalf("verdict %s, err %v, %d evaluations: want one evaluation and a harness error", rep.Verdict, rep.Err, rep.Evaluations)
+	}
+}
