@@ -56,6 +56,9 @@ type Options struct {
 	// CheckDeterminism runs every schedule twice and compares the
 	// histories; a difference is an internal error.
 	CheckDeterminism bool
+	// NoPrune turns off the exhaustive search's state pruning (to measure
+	// what it saves).
+	NoPrune bool
 	// Progress, when set, is called after every schedule (the CLI's live
 	// progress line).
 	Progress func(Progress)
@@ -266,7 +269,7 @@ func firstDiff(a, b string) string {
 // exhaustiveReport runs the exhaustive strategy and reports it like the
 // others. Options.Schedules, when set, bounds the runs.
 func exhaustiveReport(sc *simulator.Scenario, opts Options, rep Report, start time.Time) Report {
-	eo := ExhaustiveOptions{Faults: opts.Faults, MaxRuns: opts.Schedules, Deadline: opts.Time, Shard: opts.Shard, Shards: opts.Shards, CheckDeterminism: opts.CheckDeterminism, Progress: opts.Progress}
+	eo := ExhaustiveOptions{Faults: opts.Faults, MaxRuns: opts.Schedules, Deadline: opts.Time, Shard: opts.Shard, Shards: opts.Shards, CheckDeterminism: opts.CheckDeterminism, Progress: opts.Progress, NoDedup: opts.NoPrune}
 	r := Exhaustive(sc, eo)
 	rep.Schedules, rep.Steps, rep.States = r.Runs, r.Steps, r.States
 	rep.Elapsed = time.Since(start)

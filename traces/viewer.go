@@ -362,9 +362,14 @@ func objectJSON(obj any) (string, error) {
 	if err := dec.Decode(&v); err != nil {
 		return "", err
 	}
-	out, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
+	// No HTML escaping here: the page shows this text as text, and
+	// WriteHTML escapes <, > and & when it embeds the page's data.
+	var out strings.Builder
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
 		return "", err
 	}
-	return string(out), nil
+	return strings.TrimSuffix(out.String(), "\n"), nil
 }

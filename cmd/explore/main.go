@@ -95,6 +95,7 @@ func check(args []string, stdout, stderr io.Writer) int {
 	jsonOut := fs.Bool("json", false, "print one JSON object per scenario on stdout instead of the table")
 	shard := fs.String("shard", "0/1", "run shard I of N: the schedules i with i % N == I")
 	determinism := fs.Bool("check-determinism", false, "run every schedule twice and compare the histories")
+	noPrune := fs.Bool("no-prune", false, "exhaustive: do not prune states already explored (to measure what pruning saves)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "usage: explore check [flags] SCENARIO...\n(scenarios: explore list)\n")
 		fs.PrintDefaults()
@@ -161,7 +162,7 @@ func check(args []string, stdout, stderr io.Writer) int {
 	for _, sc := range scs {
 		opts := explore.DefaultOptions()
 		opts.Strategy, opts.Schedules, opts.Seed, opts.Time = *strategy, *schedules, *seed, *budget
-		opts.Shard, opts.Shards, opts.CheckDeterminism = shardI, shardN, *determinism
+		opts.Shard, opts.Shards, opts.CheckDeterminism, opts.NoPrune = shardI, shardN, *determinism, *noPrune
 		if len(faultFlags) > 0 {
 			b := sc.Faults
 			if set["crashes"] {

@@ -15,7 +15,9 @@
   function jump(step) {
     var row = document.getElementById("step-" + step);
     if (!row) { return; }
-    row.scrollIntoView({ block: "center" });
+    // The timeline scrolls in its own pane, under its sticky lane header;
+    // centring the row keeps it clear of the header.
+    row.scrollIntoView({ block: "center", inline: "nearest" });
     row.classList.remove("flash");
     void row.offsetWidth;
     row.classList.add("flash");
@@ -23,6 +25,7 @@
   function stepLink(step) {
     var b = el("button", "steplink", "#" + step);
     b.type = "button";
+    b.setAttribute("data-step", String(step));
     b.addEventListener("click", function () { jump(step); });
     return b;
   }
@@ -103,7 +106,13 @@
     }
     add(box, el("div", "result mono" + (e.result.indexOf("error: ") === 0 ? " err" : ""),
       "→ " + e.result + (e.change ? " " + e.change : "")));
-    if (e.detail) { add(box, el("div", "detail", e.detail)); }
+    if (e.detail) {
+      // Long details (a restart's informer revisions, a panic's stack) are
+      // clipped to three lines; a click shows the rest.
+      var dt = add(box, el("div", "detail", e.detail));
+      dt.title = "click to show or clip the whole detail";
+      dt.addEventListener("click", function () { dt.classList.toggle("open"); });
+    }
     if (e.server && e.read) {
       var rn = "apiserver-" + e.server + ", cache at rev " + e.cacheRev;
       if (e.headRev) { rn += ", store at rev " + e.headRev; }
@@ -140,14 +149,17 @@
   var side = add(layout, el("aside"));
   side.id = "objects";
   add(side, el("h2", null, "Objects"));
+  var list = add(side, el("div"));
+  list.id = "object-list";
   if (!data.hasHistory) {
     add(side, el("div", "muted", "Object versions need the replayed history: view the trace with explore view."));
   } else if (!data.objects.length) {
     add(side, el("div", "muted", "No object was written."));
   }
   data.objects.forEach(function (o, i) {
-    var b = add(side, el("button", "obj-link", o.kind + " " + o.key + " (" + o.versions.length + " versions)"));
+    var b = add(list, el("button", "obj-link", o.kind + " " + o.key + " (" + o.versions.length + (o.versions.length === 1 ? " version)" : " versions)")));
     b.type = "button";
+    b.setAttribute("data-object", o.kind + " " + o.key);
     b.addEventListener("click", function () { openObject(i, o.versions.length - 1); });
   });
   var panel = add(side, el("div"));
@@ -191,6 +203,7 @@
     o.versions.forEach(function (x, k) {
       var b = add(vers, el("button", "ver" + (k === vi ? " current" : ""), "v" + (k + 1) + " #" + x.step));
       b.type = "button";
+      b.setAttribute("data-step", String(x.step));
       b.title = x.change + " at rev " + x.rev + " by " + x.actor;
       b.addEventListener("click", function () { openObject(oi, k); });
     });
@@ -198,11 +211,19 @@
     pnote.textContent = (vi > 0 ? "diff v" + vi + " → v" + (vi + 1) : "v1 (first version)") +
       ": " + ver.change + " at rev " + ver.rev + " by " + ver.actor + " (step " + ver.step + ")";
     diff.textContent = "";
+    var firstChange = null;
     lineDiff(prev, ver.json.split("\n")).forEach(function (d) {
       var cls = d[0] === "+" ? "d-add" : d[0] === "-" ? "d-del" : "d-same";
-      add(diff, el("span", cls, d[0] + " " + d[1]));
+      var line = add(diff, el("span", cls, d[0] + " " + d[1]));
+      if (cls !== "d-same" && !firstChange) { firstChange = line; }
     });
     fullPre.textContent = ver.json;
-    panel.scrollIntoView({ block: "nearest" });
+    // Show the panel's title, then the first change if it is further down:
+    // the objects pane scrolls on its own, the timeline stays put.
+    side.scrollTop += panel.getBoundingClientRect().top - side.getBoundingClientRect().top;
+    if (firstChange) {
+      var sr = side.getBoundingClientRect(), cr = firstChange.getBoundingClientRect();
+      if (cr.bottom > sr.bottom - 8) { side.scrollTop += cr.top - sr.top - sr.height / 3; }
+    }
   }
 }());
