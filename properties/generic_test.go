@@ -221,6 +221,7 @@ func reconcileOnce(b *builder, errText string) int {
 func TestNoStuckReconcileViolation(t *testing.T) {
 	b := zkBase()
 	const err = "NotFound: pods \"zk-1\" not found"
+	settle(b)
 	s1 := reconcileOnce(b, err)
 	b.next(model.Event{Actor: model.ActorClock, Op: model.OpTick}) // time passes, store does not change
 	s2 := reconcileOnce(b, err)
@@ -241,6 +242,7 @@ func TestNoStuckReconcileNoViolation(t *testing.T) {
 	const err = "NotFound: pods \"zk-1\" not found"
 	// A change in between restarts the count.
 	b := zkBase()
+	settle(b)
 	reconcileOnce(b, err)
 	reconcileOnce(b, err)
 	b.update(model.ActorUser, "ConfigMap", cr("zk", 3))
@@ -257,13 +259,40 @@ func TestNoStuckReconcileNoViolation(t *testing.T) {
 	// The same history with k=2 is stuck at the second failure.
 	vs := Check(&b.h, NoStuckReconcile(2))
 	require.Len(t, vs, 1)
-	require.Equal(t, 10, vs[0].Step)
+	require.Equal(t, 11, vs[0].Step)
 	require.Panics(t, func() { NoStuckReconcile(0) })
+}
+
+// While faults are active (before Settle) failures are expected: a streak
+// is reported only when it goes on after the faults are over, and one that
+// a success ends at the settle is not.
+func TestNoStuckReconcileIgnoresFailuresDuringFaults(t *testing.T) {
+	const err = "Conflict: the object has been modified"
+	b := zkBase()
+	for i := 0; i < 5; i++ {
+		reconcileOnce(b, err)
+	}
+	require.Empty(t, Check(&b.h, NoStuckReconcile(3)))
+	settle(b)
+	healed := *b
+	healed.h.Events = append([]model.Event(nil), b.h.Events...)
+	reconcileOnce(&healed, "")
+	reconcileOnce(&healed, err)
+	require.Empty(t, Check(&healed.h, NoStuckReconcile(3)))
+	last := reconcileOnce(b, err)
+	vs := Check(&b.h, NoStuckReconcile(3))
+	require.Len(t, vs, 1)
+	require.Equal(t, last, vs[0].Step)
+}
+
+func settle(b *builder) {
+	b.next(model.Event{Actor: model.ActorFault, Op: model.OpSettle})
 }
 
 func TestNoStuckReconcileSeparatesRequests(t *testing.T) {
 	b := &builder{}
 	const err = "boom"
+	settle(b)
 	for i := 0; i < 2; i++ {
 		for _, name := range []string{"a", "b"} {
 			b.op(ctrl, model.OpReconcile, "ConfigMap", name, "")
@@ -274,8 +303,8 @@ func TestNoStuckReconcileSeparatesRequests(t *testing.T) {
 	require.Empty(t, Check(&b.h, NoStuckReconcile(3)))
 	vs := Check(&b.h, NoStuckReconcile(2))
 	require.Len(t, vs, 1)
-	require.Equal(t, 6, vs[0].Step)
-	require.Equal(t, []int{2}, vs[0].Related)
+	require.Equal(t, 7, vs[0].Step)
+	require.Equal(t, []int{3}, vs[0].Related)
 	require.Contains(t, vs[0].Explanation, "ConfigMap default/a")
 }
 

@@ -144,7 +144,9 @@ func decommissionDone(n int32) func(context.Context, client.Reader) bool {
 func Properties() []properties.Property {
 	return []properties.Property{
 		properties.EventuallyConverges("EventuallyConverges(rack matches nodesPerRacks)", converged),
-		properties.NoStuckReconcile(5),
+		// Three: the failures of a stuck reconcile back off exponentially,
+		// so a long wait holds few of them.
+		properties.NoStuckReconcile(3),
 		properties.NoReconcilePanic(),
 		properties.NoEndlessReconcile(),
 	}
