@@ -358,8 +358,9 @@ func substitute(t *testing.T, c command, w string, results func() string) string
 	return w
 }
 
-// checkValueFlags of explore check that take no value.
-var boolFlags = map[string]bool{"json": true, "check-determinism": true, "h": true, "help": true}
+// boolFlags are the flags of explore check that take no value (keep in
+// step with cmd/explore/main.go).
+var boolFlags = map[string]bool{"json": true, "check-determinism": true, "no-prune": true, "h": true, "help": true}
 
 // runExplore runs the CLI with the command's args from the repository root,
 // its outputs in temporary copies, and fails on exit 2 (a usage or harness
