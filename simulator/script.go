@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/opcheck/opcheck/model"
@@ -83,4 +84,25 @@ func (s *ScriptChooser) ready() bool {
 		}
 	}
 	return false
+}
+
+// RunScript runs one schedule of sc under a ScriptChooser with script: the
+// hand-written schedules of tests and bug reports. It fails, with the
+// history, if the script did not run to its end (a label never became
+// enabled after its After line).
+func RunScript(sc *Scenario, script []ScriptStep, opts RunOptions) (*Result, error) {
+	ch := &ScriptChooser{Script: script}
+	w, err := NewWorld(sc, ch, opts)
+	if err != nil {
+		return nil, err
+	}
+	ch.World = w
+	res, err := w.Run()
+	if err != nil {
+		return res, err
+	}
+	if !ch.Done() {
+		return res, fmt.Errorf("the script of %s stopped at step %d of %d (%q after %q never became enabled); history:\n%s", sc.Name, ch.pos+1, len(script), script[ch.pos].Label, script[ch.pos].After, res.History.Lines())
+	}
+	return res, nil
 }

@@ -47,17 +47,11 @@ func TestLinearizableQuorumSelfCheck(t *testing.T) {
 // On the zookeeper seed bug the check of the controller's reads names the
 // stale read of the ZookeeperCluster behind the PVC delete.
 func TestLinearizableNamesStaleReadOfSeedBug(t *testing.T) {
-	ch := &simulator.ScriptChooser{Script: []simulator.ScriptStep{
+	res, err := simulator.RunScript(zookeeper.Scenario(zookeeper.Buggy), []simulator.ScriptStep{
 		{After: "done: scale zk to 1", Label: "pause apiserver-2 ZookeeperCluster cache"},
 		{After: "done: scale zk to 2", Label: "crash controller/zookeeper-operator, restart on apiserver-2"},
 		{After: "ReconcileDone", Label: "settle"},
-	}}
-	w, err := simulator.NewWorld(zookeeper.Scenario(zookeeper.Buggy), ch, simulator.RunOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch.World = w
-	res, err := w.Run()
+	}, simulator.RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,20 +43,7 @@ var seedBugScript = []simulator.ScriptStep{
 
 func runScript(t *testing.T, v Variant) *simulator.Result {
 	t.Helper()
-	ch := &simulator.ScriptChooser{Script: seedBugScript}
-	w, err := simulator.NewWorld(Scenario(v), ch, simulator.RunOptions{KeepGoing: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch.World = w
-	res, err := w.Run()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !ch.Done() {
-		t.Fatalf("the script did not run to its end:\n%s", res.History.Lines())
-	}
-	return res
+	return runWith(t, v, seedBugScript)
 }
 
 func violated(vs []properties.Violation, prefix string) *properties.Violation {
@@ -123,18 +110,9 @@ var finalizingWindowScript = []simulator.ScriptStep{
 
 func runWith(t *testing.T, v Variant, script []simulator.ScriptStep) *simulator.Result {
 	t.Helper()
-	ch := &simulator.ScriptChooser{Script: script}
-	w, err := simulator.NewWorld(Scenario(v), ch, simulator.RunOptions{KeepGoing: true})
+	res, err := simulator.RunScript(Scenario(v), script, simulator.RunOptions{KeepGoing: true})
 	if err != nil {
 		t.Fatal(err)
-	}
-	ch.World = w
-	res, err := w.Run()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !ch.Done() {
-		t.Fatalf("the script did not run to its end:\n%s", res.History.Lines())
 	}
 	return res
 }

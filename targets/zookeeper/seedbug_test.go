@@ -21,18 +21,9 @@ var seedBugScript = []simulator.ScriptStep{
 
 func runScript(t *testing.T, v Variant, script []simulator.ScriptStep) *simulator.Result {
 	t.Helper()
-	ch := &simulator.ScriptChooser{Script: script}
-	w, err := simulator.NewWorld(Scenario(v), ch, simulator.RunOptions{KeepGoing: true})
+	res, err := simulator.RunScript(Scenario(v), script, simulator.RunOptions{KeepGoing: true})
 	if err != nil {
 		t.Fatal(err)
-	}
-	ch.World = w
-	res, err := w.Run()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !ch.Done() {
-		t.Fatalf("the script did not run to its end; history:\n%s", res.History.Lines())
 	}
 	return res
 }
