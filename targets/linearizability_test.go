@@ -51,7 +51,7 @@ func TestLinearizableNamesStaleReadOfSeedBug(t *testing.T) {
 		{After: "done: scale zk to 1", Label: "pause apiserver-2 ZookeeperCluster cache"},
 		{After: "done: scale zk to 2", Label: "crash controller/zookeeper-operator, restart on apiserver-2"},
 		{After: "ReconcileDone", Label: "settle"},
-	}, simulator.RunOptions{})
+	}, simulator.RunOptions{KeepGoing: true})
 	if err != nil {
 		t.Fatal(err)
 	}
