@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -29,16 +28,7 @@ const (
 )
 
 // Scheme returns a scheme with the built-in types and CassandraCluster.
-func Scheme() *runtime.Scheme {
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	if err := AddToScheme(s); err != nil {
-		panic(err)
-	}
-	return s
-}
+func Scheme() *runtime.Scheme { return simulator.NewScheme(AddToScheme) }
 
 var scheme = Scheme()
 
@@ -108,18 +98,6 @@ func scaleCR(nodes int32) func(context.Context, client.Client) error {
 	}
 }
 
-func isReady(p *corev1.Pod) bool {
-	if p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil {
-		return false
-	}
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
 func readyNodes(n int32) func(context.Context, client.Reader) bool {
 	return func(ctx context.Context, r client.Reader) bool {
 		var sts appsv1.StatefulSet
@@ -167,7 +145,7 @@ func converged(s *properties.State) (bool, string) {
 				var ready, pvcs int32
 				for i := int32(0); i < want+4; i++ {
 					pod := PodName(name, i)
-					if p, ok := s.Get("Pod", cc.Namespace, pod); ok && isReady(p.(*corev1.Pod)) {
+					if p, ok := s.Get("Pod", cc.Namespace, pod); ok && simulator.PodServing(p.(*corev1.Pod)) {
 						ready++
 					}
 					if p, ok := s.Get("PersistentVolumeClaim", cc.Namespace, PVCName(pod)); ok && p.(*corev1.PersistentVolumeClaim).DeletionTimestamp == nil {

@@ -13,14 +13,8 @@ func TestScenarioNoFaultsConverges(t *testing.T) {
 	for _, v := range Variants() {
 		t.Run(string(v), func(t *testing.T) {
 			none := model.FaultBudget{}
-			// Fair turns (a script-less ScriptChooser), no faults.
-			ch := &simulator.ScriptChooser{}
-			w, err := simulator.NewWorld(Scenario(v), ch, simulator.RunOptions{Faults: &none})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ch.World = w
-			res, err := w.Run()
+			// Fair turns (an empty script), no faults.
+			res, err := simulator.RunScript(Scenario(v), nil, simulator.RunOptions{Faults: &none})
 			if err != nil {
 				t.Fatal(err)
 			}

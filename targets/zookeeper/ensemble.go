@@ -64,15 +64,12 @@ func (e *Ensemble) reachable(address string) bool {
 	cr := strings.TrimSuffix(svc, "-client")
 	for _, obj := range e.world.PeekList(&corev1.Pod{}, ns) {
 		pod := obj.(*corev1.Pod)
-		if pod.Labels[AppLabel] == cr && pod.DeletionTimestamp == nil && runningReady(pod) {
+		if pod.Labels[AppLabel] == cr && simulator.PodServing(pod) {
 			return true
 		}
 	}
 	return false
 }
-
-// runningReady: a member serves only when its pod runs and is Ready.
-func runningReady(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning && podReady(p) }
 
 // NewClient returns a client of this ensemble for one reconciler.
 func (e *Ensemble) NewClient() ZookeeperClient { return &ensembleClient{e: e} }

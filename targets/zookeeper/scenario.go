@@ -11,7 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -27,16 +26,7 @@ const (
 )
 
 // Scheme returns a scheme with the built-in types and ZookeeperCluster.
-func Scheme() *runtime.Scheme {
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	if err := AddToScheme(s); err != nil {
-		panic(err)
-	}
-	return s
-}
+func Scheme() *runtime.Scheme { return simulator.NewScheme(AddToScheme) }
 
 var scheme = Scheme()
 
@@ -117,7 +107,7 @@ func readyMembers(n int) func(context.Context, client.Reader) bool {
 		}
 		ready := 0
 		for i := range pods.Items {
-			if pods.Items[i].DeletionTimestamp == nil && runningReady(&pods.Items[i]) {
+			if simulator.PodServing(&pods.Items[i]) {
 				ready++
 			}
 		}
@@ -198,7 +188,7 @@ func converged(s *properties.State) (bool, string) {
 		ready, pvcs := 0, 0
 		for _, o := range s.List("Pod", cr.Namespace, nil) {
 			p := o.(*corev1.Pod)
-			if p.Labels[AppLabel] == cr.Name && p.DeletionTimestamp == nil && runningReady(p) {
+			if p.Labels[AppLabel] == cr.Name && simulator.PodServing(p) {
 				ready++
 			}
 		}

@@ -1,0 +1,34 @@
+package simulator
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+)
+
+// NewScheme returns a scheme with client-go's built-in types and the types
+// each add registers (your CRDs' AddToScheme). A registration error is a
+// programming error in the types, so it panics.
+func NewScheme(add ...func(*runtime.Scheme) error) *runtime.Scheme {
+	s := runtime.NewScheme()
+	for _, f := range append([]func(*runtime.Scheme) error{clientgoscheme.AddToScheme}, add...) {
+		if err := f(s); err != nil {
+			panic("simulator.NewScheme: " + err.Error())
+		}
+	}
+	return s
+}
+
+// PodServing reports whether a pod serves: Running, Ready, not being
+// deleted. Workload wait conditions and properties ask this of ground truth.
+func PodServing(p *corev1.Pod) bool {
+	if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
+		return false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
