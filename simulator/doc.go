@@ -20,7 +20,27 @@
 // reads come from that apiserver's caches (or the head, for quorum reads).
 // Every call is recorded as one model.Event.
 //
-// Deliberately not modelled: server-side apply and field managers,
+// A World sets the cluster in motion (world.go, run.go, host.go): a Host
+// runs each controller under test, unmodified, behind its own client.Client,
+// one API call per step (the reconciler's goroutine hands control back at
+// every call); informers list from the apiserver the controller is
+// connected to and receive its watch events in delivery steps; a work queue
+// with controller-runtime's semantics runs on the logical clock. Built-in
+// actors (StatefulSet controller, kubelet, PVC protection, garbage
+// collector) and a scenario's external systems take steps of their own.
+// Every nondeterministic decision is one ChooseStep of the model.Chooser;
+// faults (crash-restart on apiserver k, paused cache, dropped intermediate
+// event, pod eviction) are steps within the scenario's budget, followed by
+// a fair settle phase in which liveness is judged. ScriptChooser and
+// RunScript express hand-written schedules by step labels.
+//
+// The world does not model: reconcilers that start goroutines of their own
+// or loop without API calls (the first panics, the second hangs the run),
+// MaxConcurrentReconciles above 1, controller-runtime's opt-in
+// read-your-writes consistency, leader election, nodes and scheduling,
+// rolling updates of StatefulSets, volume binding.
+//
+// Deliberately not modelled in the API: server-side apply and field managers,
 // admission, validation beyond object metadata, pagination, dry-run, watch
 // bookmarks, and subresources other than status. docs/fidelity.md lists
 // every semantic with the test that shows it.

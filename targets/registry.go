@@ -1,13 +1,3 @@
-// Package targets is the registry of the controllers opcheck ships as case
-// studies (targets/zookeeper, targets/casskop): every scenario by name, for
-// the CLI and for tests that want "all of them".
-//
-// What it models: nothing by itself; each subpackage models its operator,
-// its variants and its scenario. What it does not model: user scenarios.
-// A scenario of your own is explored with package explore directly.
-//
-// (The package documentation lives here rather than in a doc.go because this
-// file is the package's only file.)
 package targets
 
 import (

@@ -1,0 +1,10 @@
+// Package targets is the registry of the shipped scenarios: the case
+// studies in targets/zookeeper and targets/casskop, each variant a
+// scenario named "<operator>/<variant>", in the order `explore list`
+// prints them.
+//
+// What it models: nothing itself; each case study's package says what its
+// re-implementation models (the upstream reconcile paths, in our own code)
+// and what it leaves out. It knows only the shipped scenarios: a user's own
+// scenario runs from go test with explore.Check.
+package targets
