@@ -400,15 +400,28 @@ func (w *World) faultSteps(buf []Step) []Step {
 		}
 	}
 	if b.Evictions > 0 {
-		for _, obj := range w.PeekList(&corev1.Pod{}, "") {
-			pod := obj.(*corev1.Pod)
-			if pod.DeletionTimestamp == nil && pod.Status.Phase == corev1.PodRunning {
-				ns, name := pod.Namespace, pod.Name
-				buf = append(buf, Step{Actor: model.ActorFault, Fault: model.FaultEvict, Label: "evict pod " + ns + "/" + name, Run: func() { w.evict(ns, name) }})
-			}
-		}
+		buf = append(buf, w.evictionSteps()...)
 	}
 	return buf
+}
+
+// evictionSteps are the pods an eviction may strike: running, not being
+// deleted. They only change with the store, so they are computed once per
+// revision (this runs at every decision).
+func (w *World) evictionSteps() []Step {
+	if w.evictRev == w.Store.rev+1 {
+		return w.evictSteps
+	}
+	w.evictRev = w.Store.rev + 1
+	w.evictSteps = w.evictSteps[:0]
+	for _, obj := range w.PeekList(&corev1.Pod{}, "") {
+		pod := obj.(*corev1.Pod)
+		if pod.DeletionTimestamp == nil && pod.Status.Phase == corev1.PodRunning {
+			ns, name := pod.Namespace, pod.Name
+			w.evictSteps = append(w.evictSteps, Step{Actor: model.ActorFault, Fault: model.FaultEvict, Label: "evict pod " + ns + "/" + name, Run: func() { w.evict(ns, name) }})
+		}
+	}
+	return w.evictSteps
 }
 
 // crash kills the controller at its current API call and starts a new

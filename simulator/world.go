@@ -83,6 +83,8 @@ type World struct {
 	contentHashes map[client.Object]uint64
 	pruned        bool
 	untilRev      model.Revision // store revision+1 at which Until last failed
+	evictRev      model.Revision // store revision+1 evictSteps were computed at
+	evictSteps    []Step
 	writes        int
 }
 
