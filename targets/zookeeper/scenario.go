@@ -185,7 +185,7 @@ func converged(s *properties.State) (bool, string) {
 			continue
 		}
 		want := int(cr.Spec.Replicas)
-		ready, pvcs := 0, 0
+		ready, pvcs, extra := 0, 0, 0
 		for _, o := range s.List("Pod", cr.Namespace, nil) {
 			p := o.(*corev1.Pod)
 			if p.Labels[AppLabel] == cr.Name && simulator.PodServing(p) {
@@ -194,9 +194,19 @@ func converged(s *properties.State) (bool, string) {
 		}
 		for _, o := range s.List("PersistentVolumeClaim", cr.Namespace, nil) {
 			p := o.(*corev1.PersistentVolumeClaim)
-			if p.Labels[AppLabel] == cr.Name && p.DeletionTimestamp == nil {
-				pvcs++
+			if p.Labels[AppLabel] != cr.Name || p.DeletionTimestamp != nil {
+				continue
 			}
+			if ord, ok := OrdinalOf(p.Name); ok && ord < want {
+				pvcs++
+			} else {
+				extra++
+			}
+		}
+		// With reclaimPolicy Retain the PVCs of removed members stay, on
+		// purpose; with Delete the operator must clean them up.
+		if cr.Spec.Persistence == nil || cr.Spec.Persistence.ReclaimPolicy != VolumeReclaimPolicyDelete {
+			extra = 0
 		}
 		stsReplicas := int32(-1)
 		if o, ok := s.Get("StatefulSet", cr.Namespace, StatefulSetName(cr.Name)); ok {
@@ -204,8 +214,8 @@ func converged(s *properties.State) (bool, string) {
 				stsReplicas = *r
 			}
 		}
-		if ready != want || pvcs != want || stsReplicas != cr.Spec.Replicas {
-			return false, fmt.Sprintf("%s/%s wants %d members: %d ready pods, %d live PVCs, StatefulSet replicas %d", cr.Namespace, cr.Name, want, ready, pvcs, stsReplicas)
+		if ready != want || pvcs != want || extra != 0 || stsReplicas != cr.Spec.Replicas {
+			return false, fmt.Sprintf("%s/%s wants %d members: %d ready pods, %d live member PVCs and %d left over, StatefulSet replicas %d", cr.Namespace, cr.Name, want, ready, pvcs, extra, stsReplicas)
 		}
 	}
 	return true, ""
