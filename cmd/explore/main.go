@@ -130,9 +130,12 @@ func check(args []string, stdout, stderr io.Writer) int {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	for name, v := range map[string]int{"crashes": *crashes, "stale": *stale, "drops": *drops, "evictions": *evictions} {
-		if set[name] && v < 0 {
-			return usageErr("-%s %d: want a budget >= 0", name, v)
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"crashes", *crashes}, {"stale", *stale}, {"drops", *drops}, {"evictions", *evictions}} {
+		if set[f.name] && f.v < 0 {
+			return usageErr("-%s %d: want a budget >= 0", f.name, f.v)
 		}
 	}
 	if fs.NArg() == 0 {
