@@ -35,3 +35,28 @@ func TestCheckDeterminismOnAllScenarios(t *testing.T) {
 		}
 	}
 }
+
+// The first acceptance command: both seed bugs found from scratch
+// with the default settings (exhaustive), exit 1, a violation each; and a
+// fix variant verified, exit 0.
+func TestCheckDefaultFindsSeedBugsAndVerifiesFix(t *testing.T) {
+	code, out, errs := runCLI(t, "check", "-out", t.TempDir(), "zookeeper/buggy", "casskop/buggy")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s%s", code, out, errs)
+	}
+	for _, want := range [][]string{{"zookeeper/buggy", "violation", "NoDeleteOfLive(member PVC)"}, {"casskop/buggy", "violation", "NoStuckReconcile(3)"}} {
+		found := false
+		for _, line := range strings.Split(out, "\n") {
+			if f := strings.Fields(line); len(f) >= 3 && f[0] == want[0] && f[1] == want[1] && f[2] == want[2] {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no table row %v:\n%s", want, out)
+		}
+	}
+	code, out, errs = runCLI(t, "check", "-out", t.TempDir(), "casskop/fixed")
+	if code != 0 || !strings.Contains(out, "verified") {
+		t.Fatalf("casskop/fixed: exit %d, want 0 and verified\n%s%s", code, out, errs)
+	}
+}
