@@ -37,7 +37,9 @@ const (
 	// still present goes on to the StatefulSet update that a crash
 	// interrupted, and a node found already leaving or decommissioned when
 	// a decommission is about to start is adopted as the operation in
-	// progress instead of waited on forever.
+	// progress instead of waited on forever. It also closes a race found by
+	// generated workloads: a scale-down asked during a scale-up's delay
+	// supersedes it, and a node leaves only through a decommission.
 	Fixed Variant = "fixed"
 )
 
@@ -431,7 +433,12 @@ func (p *pass) computeNextStatus(key string, rs *CassandraRackStatus, sts *appsv
 		}
 	}
 
-	if actionInProgress(last.Status) {
+	// Fixed: a scale-down requested while a scale-up is still on record
+	// (within its 20 s delay) supersedes it. Left to the branches below, the
+	// StatefulSet update would remove the node without a decommission and
+	// leave its PVC behind (found by generated workloads, docs/bugs.md).
+	supersede := p.opts.Variant == Fixed && last.Name == ActionScaleUp && nodes < specReplicas
+	if actionInProgress(last.Status) && !supersede {
 		return
 	}
 	switch {
@@ -733,6 +740,10 @@ func (p *pass) scaleStatefulSet(ctx context.Context, rs *CassandraRackStatus, st
 	case nodes > current:
 		next = current + 1
 	case nodes < current:
+		if p.opts.Variant == Fixed && rs.CassandraLastAction.Name != ActionScaleDown {
+			// Fixed: a node leaves only through a decommission.
+			return nil
+		}
 		next = current - 1
 	}
 	if next == current {
