@@ -1,10 +1,6 @@
 package simulator
 
 import (
-	"context"
-	"fmt"
-	"slices"
-
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -181,11 +177,6 @@ func (w *World) Writes() int { return w.writes }
 
 // Violations returns the property violations found so far.
 func (w *World) Violations() []properties.Violation { return w.violations }
-
-var _ = runtime.Object(nil)
-var _ = context.Background
-var _ = fmt.Sprintf
-var _ = slices.Sort[[]int]
 
 // newBareWorld builds a world with a cluster and no controllers, workload or
 // faults: for tests of the built-in actors.
