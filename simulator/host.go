@@ -96,9 +96,6 @@ func (h *Host) Server() int { return h.server.ID }
 // InFlight reports whether a reconcile is parked at an API call.
 func (h *Host) InFlight() bool { return h.run != nil }
 
-// QueueLen is the number of requests ready to reconcile.
-func (h *Host) QueueLen() int { return h.queue.Len() }
-
 // reconcileRun is one reconcile in flight.
 type reconcileRun struct {
 	host       *Host

@@ -20,7 +20,6 @@ type informer struct {
 	cache   *WatchCache
 	rev     model.Revision
 	objects map[string]client.Object
-	relists int
 	// dropped marks pending events a drop fault took away: delivery skips
 	// them.
 	dropped map[*Change]bool
@@ -40,7 +39,6 @@ func (inf *informer) relist() {
 		inf.objects[key] = obj
 	}
 	inf.rev = inf.cache.rev
-	inf.relists++
 }
 
 // list returns the informer's objects in key order.

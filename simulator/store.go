@@ -174,9 +174,6 @@ func (s *Store) generateSuffix() string {
 
 func (s *Store) now() metav1.Time { return metav1.NewTime(s.clock.Wall()) }
 
-// KindOf resolves the kind of a typed object.
-func (s *Store) KindOf(obj runtime.Object) (*kindInfo, error) { return s.kinds.forObject(obj) }
-
 // Get returns a deep copy of the latest object at key (a quorum read).
 func (s *Store) Get(k *kindInfo, namespace, name string) (client.Object, error) {
 	obj, ok := s.table(k).objects[objectKey(k, namespace, name)]

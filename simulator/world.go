@@ -2,7 +2,6 @@ package simulator
 
 import (
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/opcheck/opcheck/model"
@@ -89,16 +88,6 @@ type pausedCache struct {
 	cache  *WatchCache
 }
 
-// Budget is the fault budget left in this run.
-func (w *World) Budget() model.FaultBudget { return w.budget }
-
-// Settling reports whether the fair settle phase has begun.
-func (w *World) Settling() bool { return w.settling }
-
-// Now is the logical time as a wall-clock instant, for reconcilers and
-// actors that stamp objects.
-func (w *World) Now() model.Time { return w.Clock.Now() }
-
 // Hosts returns the controller hosts (one per controller under test).
 func (w *World) Hosts() []*Host { return w.hosts }
 
@@ -148,9 +137,6 @@ func (w *World) kindOf(proto client.Object) *kindInfo {
 	}
 	return k
 }
-
-// GroupKindOf returns the group and kind of a typed object.
-func (w *World) GroupKindOf(proto client.Object) schema.GroupKind { return w.kindOf(proto).gk }
 
 // record is Record for a non-API event.
 func (w *World) record(actor model.Actor, op model.Op, kind, namespace, name, detail string) {
