@@ -77,7 +77,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return exitUsage
 }
 
-// result is one scenario's line of -json output.
+// result is one scenario's line of -json output, as check writes it and
+// merge reads it. Shard and Shards name the shard that wrote it; merge also
+// accepts lines without them (each input file is then one shard).
 type result struct {
 	Scenario  string `json:"scenario"`
 	Verdict   string `json:"verdict"`
@@ -87,6 +89,8 @@ type result struct {
 	ElapsedMS int64  `json:"elapsed_ms"`
 	Trace     string `json:"trace,omitempty"`
 	Error     string `json:"error,omitempty"`
+	Shard     *int   `json:"shard,omitempty"`
+	Shards    *int   `json:"shards,omitempty"`
 }
 
 func check(args []string, stdout, stderr io.Writer) int {
@@ -214,7 +218,7 @@ func check(args []string, stdout, stderr io.Writer) int {
 		}
 		reports = append(reports, rep)
 		if *jsonOut {
-			r := result{Scenario: rep.Scenario, Verdict: rep.Verdict, Schedules: rep.Schedules, States: rep.States, ElapsedMS: rep.Elapsed.Milliseconds(), Trace: rep.Trace}
+			r := result{Scenario: rep.Scenario, Verdict: rep.Verdict, Schedules: rep.Schedules, States: rep.States, ElapsedMS: rep.Elapsed.Milliseconds(), Trace: rep.Trace, Shard: &shardI, Shards: &shardN}
 			if rep.Violation != nil {
 				r.Property = rep.Violation.Property
 			}

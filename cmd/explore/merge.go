@@ -16,22 +16,6 @@ import (
 	"github.com/opcheck/opcheck/explore"
 )
 
-// shardResult is one line of `explore check -json` as merge reads it.
-// Shard and Shards are optional: when a line carries them they identify
-// the shard; otherwise each input file is one shard.
-type shardResult struct {
-	Scenario  string `json:"scenario"`
-	Verdict   string `json:"verdict"`
-	Property  string `json:"property,omitempty"`
-	Schedules int    `json:"schedules"`
-	States    int    `json:"states"`
-	ElapsedMS int64  `json:"elapsed_ms"`
-	Trace     string `json:"trace,omitempty"`
-	Error     string `json:"error,omitempty"`
-	Shard     *int   `json:"shard,omitempty"`
-	Shards    *int   `json:"shards,omitempty"`
-}
-
 // merged is one scenario's combined result; its JSON is a check -json line
 // plus the shard count.
 type merged struct {
@@ -146,7 +130,7 @@ func dash(s string) string {
 // the number of files).
 func mergeFiles(files []string, n int) ([]*merged, error) {
 	type line struct {
-		r     shardResult
+		r     result
 		where string
 		file  int
 	}
@@ -170,7 +154,7 @@ func mergeFiles(files []string, n int) ([]*merged, error) {
 			if len(text) == 0 {
 				continue
 			}
-			var r shardResult
+			var r result
 			if err := json.Unmarshal(text, &r); err != nil {
 				return nil, &inputError{file: name, line: ln, msg: fmt.Sprintf("not a result of `explore check -json`: %v", err)}
 			}
@@ -264,7 +248,7 @@ func mergeVerdicts(vs []string, complete bool) string {
 	return explore.VerdictInconclusive
 }
 
-func validResult(r *shardResult) error {
+func validResult(r *result) error {
 	if r.Scenario == "" {
 		return errors.New(`no "scenario": not a result of explore check -json`)
 	}
