@@ -35,23 +35,35 @@ func Check(t testing.TB, sc *simulator.Scenario, opts ...Option) Report {
 }
 
 // Recipe is the human report of a violation: the property, the step, the
-// explanation, the choices and how to replay the schedule.
+// explanation, the choices and how to replay the schedule, in a form that
+// is right for the report's strategy: a sampling strategy's schedule
+// reruns from its seed; the exhaustive search's schedule (it has no seed)
+// replays from its choices.
 func Recipe(rep Report) string {
 	if rep.Violation == nil {
 		return rep.Scenario + ": no violation"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s violated at step %d (schedule %d of strategy %s, seed %d)\n", rep.Scenario, rep.Violation.Property, rep.Violation.Step, rep.Index, rep.Strategy, rep.Seed)
+	if rep.Strategy == StrategyExhaustive {
+		fmt.Fprintf(&b, "%s: %s violated at step %d (schedule %d of the exhaustive search)\n", rep.Scenario, rep.Violation.Property, rep.Violation.Step, rep.Index)
+	} else {
+		fmt.Fprintf(&b, "%s: %s violated at step %d (schedule %d of strategy %s, seed %d)\n", rep.Scenario, rep.Violation.Property, rep.Violation.Step, rep.Index, rep.Strategy, rep.Seed)
+	}
 	fmt.Fprintf(&b, "%s\n", rep.Violation.String())
 	if rep.Trace != "" {
 		fmt.Fprintf(&b, "trace: %s\n", rep.Trace)
 	}
-	fmt.Fprintf(&b, "choices: %s\n", model.FormatChoices(rep.Choices))
-	fmt.Fprintf(&b, "replay in Go: explore.Check(t, sc, explore.WithStrategy(%q), explore.WithSeed(%d), explore.WithSchedules(1))", rep.Strategy, rep.Seed)
-	if rep.Faults != (model.FaultBudget{}) {
-		fmt.Fprintf(&b, " with faults %s", rep.Faults)
+	if rep.Replay != "" {
+		fmt.Fprintf(&b, "replay: %s\n", rep.Replay)
 	}
-	b.WriteString("\n  or explore.Replay(sc, choices, faults) with the choices above")
+	choices := model.FormatChoices(rep.Choices)
+	fmt.Fprintf(&b, "choices: %s\n", choices)
+	faults := fmt.Sprintf("model.FaultBudget{Crashes: %d, Stale: %d, Drops: %d, Evictions: %d}", rep.Faults.Crashes, rep.Faults.Stale, rep.Faults.Drops, rep.Faults.Evictions)
+	if rep.Strategy == StrategyExhaustive {
+		fmt.Fprintf(&b, "replay in Go: choices, _ := model.ParseChoices(%q); res, err := explore.Replay(sc, choices, &%s)", choices, faults)
+	} else {
+		fmt.Fprintf(&b, "replay in Go: explore.Check(t, sc, explore.WithStrategy(%q), explore.WithSeed(%d), explore.WithSchedules(1), explore.WithFaults(%s))", rep.Strategy, rep.Seed, faults)
+	}
 	return b.String()
 }
 

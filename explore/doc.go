@@ -1,7 +1,9 @@
 // Package explore searches the schedules of a simulator.Scenario for a
-// property violation: strategies are model.Choosers (Random, PCT), Explore
-// is the loop over a budget of schedules, Check is the go test helper and
-// Fuzz the adapter for `go test -fuzz`.
+// property violation: Explore runs one strategy (the exhaustive search of
+// the bounded space by default; the sampling strategies Random, PCT and
+// uniform) under one Options type and returns one Report type (its JSON
+// form, Result, is what `explore check -json` and `explore merge` write);
+// Check is the go test helper and Fuzz the adapter for `go test -fuzz`.
 //
 // What it models: the nondeterminism of a run, as the choice stream the
 // simulator asks (which enabled step runs next, which apiserver a restarted
@@ -17,8 +19,11 @@
 // thread (see PCT), change points are drawn from a fixed step count
 // (DefaultPCTSteps), and server and data choices are uniform.
 //
-// What it does not model or do (yet): the exhaustive bounded DFS with state
-// deduplication (strategy "exhaustive" is rejected with "not implemented
-// yet"), so the best verdict is "inconclusive", never "verified"; gopter
-// workload generation; shrinking and the trace format (package traces).
+// The exhaustive search explores every placement of the fault budget along
+// the default schedule (the bounds are in docs/explore.md), deduplicating
+// states; a complete search is "verified". Interleavings beyond the default
+// schedule are what the sampling strategies explore, and their best verdict
+// is "inconclusive".
+//
+// What it does not do: shrinking and the trace format are package traces'.
 package explore

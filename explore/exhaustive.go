@@ -10,34 +10,6 @@ import (
 	"github.com/opcheck/opcheck/simulator"
 )
 
-// DefaultMaxRuns bounds an exhaustive search that does not finish: the
-// verdict is then inconclusive.
-const DefaultMaxRuns = 100000
-
-// ExhaustiveOptions tune the exhaustive search.
-type ExhaustiveOptions struct {
-	// Faults overrides the scenario's fault budget when non-nil.
-	Faults *model.FaultBudget
-	// MaxRuns bounds the number of schedules (default DefaultMaxRuns).
-	MaxRuns int
-	// Deadline, when positive, stops the search after that much wall
-	// time; the verdict is then inconclusive. It changes how far the search
-	// gets, never which schedule comes next.
-	Deadline time.Duration
-	// NoDedup turns off state pruning (to measure its effect).
-	NoDedup bool
-	// Shard, Shards split the tree: the subtree below the first SplitDepth
-	// fault decisions belongs to shard (their mixed-radix number) % Shards.
-	Shard, Shards int
-	// Visit is called after every schedule with its choices.
-	Visit func(choices []model.Choice, res *simulator.Result)
-	// CheckDeterminism replays every schedule's recorded choices and
-	// compares the histories; a difference is an internal error.
-	CheckDeterminism bool
-	// Progress, when set, is called after every schedule.
-	Progress func(Progress)
-}
-
 // Progress is a snapshot of an exploration under way.
 type Progress struct {
 	Schedules  int
@@ -52,27 +24,7 @@ type Progress struct {
 // SplitDepth is how many fault decisions name a subtree for sharding.
 const SplitDepth = 2
 
-// ExhaustiveResult is what the exhaustive search found.
-type ExhaustiveResult struct {
-	// Complete: every schedule within the bounds was explored or pruned
-	// as a state already explored.
-	Complete bool
-	Runs     int // schedules started
-	Pruned   int // schedules cut short at a state already explored
-	Skipped  int // schedules cut at the split point because another shard owns them
-	States   int // distinct states at fault decisions
-	Steps    int
-	// Err is a harness error: a broken scenario, or a schedule that did not
-	// replay identically under CheckDeterminism.
-	Err error
-	// The first violation, with the choices and history of its schedule.
-	Violation *properties.Violation
-	Choices   []model.Choice
-	History   *model.History
-	Elapsed   time.Duration
-}
-
-// Exhaustive explores every placement of the scenario's faults along the
+// exhaustive is the strategy StrategyExhaustive: it explores every placement of the scenario's faults along the
 // default schedule, depth first. The bounds, stated in docs/explore.md:
 //
 //   - ordinary steps follow the default schedule: the environment (informer
@@ -99,45 +51,44 @@ type ExhaustiveResult struct {
 // States are deduplicated at decisions where no reconcile is in flight
 // (simulator.World.StateHash): a state reached again has the same futures,
 // already explored.
-func Exhaustive(sc *simulator.Scenario, opts ExhaustiveOptions) ExhaustiveResult {
-	start := time.Now()
-	maxRuns := opts.MaxRuns
-	if maxRuns <= 0 {
-		maxRuns = DefaultMaxRuns
-	}
-	shards := opts.Shards
-	if shards <= 0 {
-		shards = 1
-	}
-	var res ExhaustiveResult
-	budget := sc.Faults
-	if opts.Faults != nil {
-		budget = *opts.Faults
-	}
+//
+// opts are normalised by Explore (Schedules and Shards set); the outcome
+// goes into rep.
+func exhaustive(sc *simulator.Scenario, opts Options, rep *Report, start time.Time) {
+	budget := rep.Faults
 	// Iterative deepening on the number of faults: every schedule with at
 	// most L faults before any with L+1, so the smallest counterexamples
 	// come first.
-	for level := 0; level <= budget.Total() && !res.Complete && res.Violation == nil && res.Err == nil && res.Runs < maxRuns; level++ {
-		exhaustLevel(sc, opts, level, budget.Total(), maxRuns, start, shards, &res)
-		if res.Complete && level < budget.Total() {
-			res.Complete = false
+	for level := 0; level <= budget.Total() && !rep.Complete && rep.Violation == nil && rep.Err == nil && rep.Schedules < opts.Schedules; level++ {
+		exhaustLevel(sc, opts, level, budget.Total(), start, rep)
+		if rep.Complete && level < budget.Total() {
+			rep.Complete = false
 		}
 	}
-	res.Elapsed = time.Since(start)
-	return res
+	switch {
+	case rep.Err != nil:
+		rep.Verdict = VerdictError
+	case rep.Violation != nil:
+		rep.Verdict, rep.Violating = VerdictViolation, 1
+	case rep.Complete:
+		rep.Verdict = VerdictVerified
+	default:
+		rep.Verdict = VerdictInconclusive
+	}
 }
 
 // exhaustLevel is the depth-first search over schedules with at most level
 // faults.
-func exhaustLevel(sc *simulator.Scenario, opts ExhaustiveOptions, level, budgetTotal, maxRuns int, start time.Time, shards int, res *ExhaustiveResult) {
+func exhaustLevel(sc *simulator.Scenario, opts Options, level, budgetTotal int, start time.Time, res *Report) {
+	shards := opts.Shards
 	visited := map[uint64]struct{}{}
 	var prefix []int
 	defer func() { res.States += len(visited) }()
-	for res.Runs < maxRuns {
-		if opts.Deadline > 0 && time.Since(start) > opts.Deadline {
+	for res.Schedules < opts.Schedules {
+		if opts.Time > 0 && time.Since(start) > opts.Time {
 			break
 		}
-		c := &dfsChooser{prefix: prefix, visited: visited, dedup: !opts.NoDedup, shard: opts.Shard, shards: shards, maxFaults: level}
+		c := &dfsChooser{prefix: prefix, visited: visited, dedup: !opts.NoPrune, shard: opts.Shard, shards: shards, maxFaults: level}
 		w, err := simulator.NewWorld(sc, c, simulator.RunOptions{Faults: opts.Faults})
 		if err != nil {
 			res.Err = err
@@ -145,7 +96,8 @@ func exhaustLevel(sc *simulator.Scenario, opts ExhaustiveOptions, level, budgetT
 		}
 		c.w = w
 		r, err := w.Run()
-		res.Runs++
+		index := res.Schedules
+		res.Schedules++
 		res.Steps += r.Steps
 		if err != nil {
 			res.Err = err
@@ -169,10 +121,10 @@ func exhaustLevel(sc *simulator.Scenario, opts ExhaustiveOptions, level, budgetT
 			c.skipped = true
 		}
 		if opts.Visit != nil && !c.skipped {
-			opts.Visit(r.Choices, r)
+			opts.Visit(index, 0, r)
 		}
 		if opts.Progress != nil {
-			opts.Progress(Progress{Schedules: res.Runs, States: res.States + len(visited), Covered: covered(level, budgetTotal, c.taken, c.widths)})
+			opts.Progress(Progress{Schedules: res.Schedules, States: res.States + len(visited), Covered: covered(level, budgetTotal, c.taken, c.widths)})
 		}
 		switch {
 		case c.skipped:
@@ -182,6 +134,7 @@ func exhaustLevel(sc *simulator.Scenario, opts ExhaustiveOptions, level, budgetT
 		}
 		if len(r.Violations) > 0 && !c.skipped {
 			res.Violation = &r.Violations[0]
+			res.Index = index
 			res.Choices = r.Choices
 			res.History = r.History
 			break

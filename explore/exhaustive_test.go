@@ -34,15 +34,15 @@ func TestExhaustiveFindsSeedBugs(t *testing.T) {
 // search covers the same space with more schedules, and also verifies it.
 func TestExhaustiveVerifiesCasskopFixedWithAndWithoutPruning(t *testing.T) {
 	sc := lookup(t, "casskop/fixed")
-	with := Exhaustive(sc, ExhaustiveOptions{})
-	without := Exhaustive(sc, ExhaustiveOptions{NoDedup: true})
-	if !with.Complete || with.Violation != nil || !without.Complete || without.Violation != nil {
-		t.Fatalf("want both complete without violation: with %+v, without %+v", with, without)
+	with := Explore(sc, Options{})
+	without := Explore(sc, Options{NoPrune: true})
+	if with.Verdict != VerdictVerified || !with.Complete || without.Verdict != VerdictVerified || !without.Complete {
+		t.Fatalf("want both verified: with %s %+v, without %s %+v", with.Verdict, with.Violation, without.Verdict, without.Violation)
 	}
-	if with.Runs > without.Runs {
-		t.Fatalf("pruning explored more schedules (%d) than no pruning (%d)", with.Runs, without.Runs)
+	if with.Schedules > without.Schedules {
+		t.Fatalf("pruning explored more schedules (%d) than no pruning (%d)", with.Schedules, without.Schedules)
 	}
-	t.Logf("casskop/fixed: %d schedules with pruning (%d pruned), %d without", with.Runs, with.Pruned, without.Runs)
+	t.Logf("casskop/fixed: %d schedules with pruning (%d pruned), %d without", with.Schedules, with.Pruned, without.Schedules)
 }
 
 // The upstream casskop fix leaves a crash window open (between its early
@@ -73,9 +73,9 @@ func TestExhaustiveShardsPartitionTheTree(t *testing.T) {
 	// Two crashes make the tree deep enough for every shard to own some.
 	two := model.FaultBudget{Crashes: 2}
 	collect := func(shard, shards int) (all []string) {
-		Exhaustive(sc, ExhaustiveOptions{NoDedup: true, Faults: &two, Shard: shard, Shards: shards, Visit: func(ch []model.Choice, res *simulator.Result) {
+		Explore(sc, Options{NoPrune: true, Faults: &two, Shard: shard, Shards: shards, Visit: func(_ int, _ uint64, res *simulator.Result) {
 			if !res.World.Pruned() {
-				all = append(all, model.FormatChoices(ch))
+				all = append(all, model.FormatChoices(res.Choices))
 			}
 		}})
 		return all
@@ -103,8 +103,8 @@ func TestExhaustiveShardsPartitionTheTree(t *testing.T) {
 }
 
 func TestExhaustiveDeterminismCheck(t *testing.T) {
-	r := Exhaustive(lookup(t, "casskop/fixed"), ExhaustiveOptions{CheckDeterminism: true, MaxRuns: 10})
-	if r.Err != nil {
-		t.Fatal(r.Err)
+	r := Explore(lookup(t, "casskop/fixed"), Options{CheckDeterminism: true, Schedules: 10})
+	if r.Err != nil || r.Schedules != 10 {
+		t.Fatalf("%s after %d schedules, want 10 schedules run: %v", r.Verdict, r.Schedules, r.Err)
 	}
 }

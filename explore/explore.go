@@ -10,8 +10,21 @@ import (
 	"github.com/opcheck/opcheck/simulator"
 )
 
-// DefaultSchedules is the schedule budget when Options.Schedules is 0.
+// DefaultSchedules is the schedule budget of the sampling strategies
+// (random, pct, uniform) when Options.Schedules is 0.
 const DefaultSchedules = 2000
+
+// DefaultMaxRuns is the schedule budget of the exhaustive strategy when
+// Options.Schedules is 0. A search that does not finish within it is
+// inconclusive.
+const DefaultMaxRuns = 100000
+
+// DefaultStrategy is the strategy of the zero Options, of DefaultOptions,
+// of Check and of `explore check` without -strategy: the exhaustive search
+// of the scenario's bounded space (see Exhaustive in docs/explore.md). The
+// spaces that have no bound (the inputs of Fuzz, the workloads of
+// CheckWorkloads) are sampled at random instead.
+const DefaultStrategy = StrategyExhaustive
 
 // Verdicts.
 const (
@@ -31,30 +44,40 @@ const (
 	VerdictError = "error"
 )
 
-// Options tune one exploration. Start from DefaultOptions: the zero value
-// of StopAtFirst is false (keep going).
+// Options tune one exploration, whatever the strategy. The zero value is
+// the default exploration except for StopAtFirst (false: a sampling
+// strategy keeps going after a violation); DefaultOptions sets it.
 type Options struct {
-	// Strategy is "exhaustive", "random" (the default of the zero value),
-	// "pct" or "uniform".
+	// Strategy is StrategyExhaustive (the default: "" means
+	// DefaultStrategy), StrategyRandom, StrategyPCT or StrategyUniform.
 	Strategy string
-	// Time, when positive, bounds the exploration's wall time: it changes
-	// how far the search gets, never which schedule comes next.
-	Time time.Duration
-	// Schedules is the budget of schedule indices, 0..Schedules-1
-	// (default DefaultSchedules). With sharding, each shard runs its share.
+	// Schedules is the schedule budget: schedule indices
+	// 0..Schedules-1 for the sampling strategies (default
+	// DefaultSchedules), schedules started for the exhaustive search
+	// (default DefaultMaxRuns). With sharding, each shard runs its share.
 	Schedules int
-	// Seed: schedule i runs with seed Seed+i, so any schedule is
-	// reproduced by Seed=Seed+i, Schedules=1.
+	// Time, when positive, bounds the exploration's wall time: it changes
+	// how far the search gets (the verdict is then inconclusive), never
+	// which schedule comes next.
+	Time time.Duration
+	// Seed (sampling strategies): schedule i runs with seed Seed+i, so any
+	// schedule is reproduced by Seed=Seed+i, Schedules=1. The exhaustive
+	// search draws nothing and ignores it.
 	Seed uint64
 	// Faults overrides the scenario's fault budget when non-nil.
 	Faults *model.FaultBudget
-	// Shard, Shards: schedule i belongs to shard i % Shards (Shards 0
-	// means 1).
+	// Shard, Shards split the exploration (Shards 0 means 1). Sampling
+	// strategies: schedule i belongs to shard i % Shards. Exhaustive: the
+	// subtree below the first SplitDepth fault decisions belongs to shard
+	// (their mixed-radix number) % Shards.
 	Shard, Shards int
-	// StopAtFirst stops at the first violating schedule.
+	// StopAtFirst stops a sampling strategy at the first violating
+	// schedule. The exhaustive search always stops at its first violation
+	// (the smallest number of faults comes first).
 	StopAtFirst bool
-	// CheckDeterminism runs every schedule twice and compares the
-	// histories; a difference is an internal error.
+	// CheckDeterminism runs every schedule twice (the exhaustive search
+	// replays its recorded choices) and compares the histories; a
+	// difference is an internal error.
 	CheckDeterminism bool
 	// NoPrune turns off the exhaustive search's state pruning (to measure
 	// what it saves).
@@ -63,13 +86,16 @@ type Options struct {
 	// progress line).
 	Progress func(Progress)
 	// Visit, when set, is called after every schedule this shard runs,
-	// with the schedule's index, seed and result (tests, progress).
+	// with the schedule's index (for the exhaustive search: the number of
+	// schedules started before it), its seed (0 for the exhaustive search)
+	// and its result; res.Choices are its choices.
 	Visit func(index int, seed uint64, res *simulator.Result)
 }
 
-// DefaultOptions are the options of `explore check` without flags.
+// DefaultOptions are the options of Check and of `explore check` without
+// flags: the default strategy and budget, stop at the first violation.
 func DefaultOptions() Options {
-	return Options{Strategy: StrategyRandom, Schedules: DefaultSchedules, StopAtFirst: true}
+	return Options{Strategy: DefaultStrategy, StopAtFirst: true}
 }
 
 // Option changes Options; Check takes them.
@@ -84,25 +110,37 @@ func WithSchedules(n int) Option { return func(o *Options) { o.Schedules = n } }
 // WithSeed sets Options.Seed.
 func WithSeed(seed uint64) Option { return func(o *Options) { o.Seed = seed } }
 
+// WithTime sets Options.Time.
+func WithTime(d time.Duration) Option { return func(o *Options) { o.Time = d } }
+
 // WithFaults sets Options.Faults.
 func WithFaults(b model.FaultBudget) Option { return func(o *Options) { o.Faults = &b } }
+
+// WithShard sets Options.Shard and Options.Shards.
+func WithShard(shard, shards int) Option {
+	return func(o *Options) { o.Shard, o.Shards = shard, shards }
+}
 
 // WithDeterminismCheck sets Options.CheckDeterminism.
 func WithDeterminismCheck() Option { return func(o *Options) { o.CheckDeterminism = true } }
 
-// Report is the outcome of one exploration of one scenario.
+// Report is the outcome of one exploration of one scenario, whatever the
+// strategy.
 type Report struct {
 	Scenario string
 	Strategy string
-	// Verdict is VerdictViolation, VerdictInconclusive or VerdictError.
+	// Verdict is VerdictViolation, VerdictVerified (exhaustive only),
+	// VerdictInconclusive or VerdictError.
 	Verdict string
 	// Err is the harness error behind VerdictError.
 	Err error
 	// Violation is the first violation found (of the lowest violating
 	// schedule index this shard ran); nil otherwise.
 	Violation *properties.Violation
-	// Index and Seed identify the violating schedule: rerun with
-	// Seed=Seed, Schedules=1 to reproduce it.
+	// Index and Seed identify the violating schedule. Sampling
+	// strategies: rerun with Seed=Seed, Schedules=1 to reproduce it.
+	// Exhaustive: Index is the number of schedules started before it and
+	// Seed is 0; replay its Choices (Replay, or the trace).
 	Index int
 	Seed  uint64
 	// Choices and History are those of the violating schedule.
@@ -110,20 +148,33 @@ type Report struct {
 	History *model.History
 	// Faults is the fault budget the schedules ran with.
 	Faults model.FaultBudget
+	// Shard, Shards: the part of the exploration this report covers
+	// (Shards >= 1).
+	Shard, Shards int
 	// Schedules is how many schedules this shard ran (a determinism check
 	// counts once); Violating how many of them broke a property.
 	Schedules int
 	Violating int
+	// Pruned (exhaustive) counts schedules cut short at a state already
+	// explored; Skipped those cut at the split point because another
+	// shard owns them. Both are included in Schedules.
+	Pruned  int
+	Skipped int
+	// Complete (exhaustive): every schedule within the bounds was
+	// explored or pruned as a state already explored.
+	Complete bool
 	// Steps is the total number of steps over every schedule run.
 	Steps int
-	// States is the number of distinct final world states
-	// (simulator.World.StateHash) over the schedules run: a coverage
-	// figure, not a dedup.
+	// States counts distinct states: for the sampling strategies, final
+	// world states (simulator.World.StateHash; a coverage figure, not a
+	// dedup); for the exhaustive search, the states at fault decisions.
 	States  int
 	Elapsed time.Duration
-	// Trace is the path of the violating schedule's trace file; the CLI
-	// fills it.
+	// Trace is the path of the violating schedule's trace file, when one
+	// was written (Check and the CLI write it).
 	Trace string
+	// Replay is the command that replays Trace, as printed in the recipe.
+	Replay string
 }
 
 // Explore runs up to opts.Schedules schedules of sc with one strategy and
@@ -132,15 +183,18 @@ type Report struct {
 func Explore(sc *simulator.Scenario, opts Options) Report {
 	start := time.Now()
 	if opts.Strategy == "" {
-		opts.Strategy = StrategyRandom
+		opts.Strategy = DefaultStrategy
 	}
-	if opts.Schedules <= 0 && opts.Strategy != StrategyExhaustive {
+	if opts.Schedules <= 0 {
 		opts.Schedules = DefaultSchedules
+		if opts.Strategy == StrategyExhaustive {
+			opts.Schedules = DefaultMaxRuns
+		}
 	}
 	if opts.Shards <= 0 {
 		opts.Shards = 1
 	}
-	rep := Report{Scenario: sc.Name, Strategy: opts.Strategy, Verdict: VerdictInconclusive, Faults: sc.Faults}
+	rep := Report{Scenario: sc.Name, Strategy: opts.Strategy, Verdict: VerdictInconclusive, Faults: sc.Faults, Shard: opts.Shard, Shards: opts.Shards}
 	if opts.Faults != nil {
 		rep.Faults = *opts.Faults
 	}
@@ -154,7 +208,9 @@ func Explore(sc *simulator.Scenario, opts Options) Report {
 		return fail(fmt.Errorf("shard %d/%d: want 0 <= shard < shards", opts.Shard, opts.Shards))
 	}
 	if opts.Strategy == StrategyExhaustive {
-		return exhaustiveReport(sc, opts, rep, start)
+		exhaustive(sc, opts, &rep, start)
+		rep.Elapsed = time.Since(start)
+		return rep
 	}
 	if _, err := NewChooser(opts.Strategy, 0); err != nil {
 		return fail(err)
@@ -264,27 +320,6 @@ func firstDiff(a, b string) string {
 		}
 	}
 	return "histories differ"
-}
-
-// exhaustiveReport runs the exhaustive strategy and reports it like the
-// others. Options.Schedules, when set, bounds the runs.
-func exhaustiveReport(sc *simulator.Scenario, opts Options, rep Report, start time.Time) Report {
-	eo := ExhaustiveOptions{Faults: opts.Faults, MaxRuns: opts.Schedules, Deadline: opts.Time, Shard: opts.Shard, Shards: opts.Shards, CheckDeterminism: opts.CheckDeterminism, Progress: opts.Progress, NoDedup: opts.NoPrune}
-	r := Exhaustive(sc, eo)
-	rep.Schedules, rep.Steps, rep.States = r.Runs, r.Steps, r.States
-	rep.Elapsed = time.Since(start)
-	switch {
-	case r.Err != nil:
-		rep.Verdict, rep.Err = VerdictError, r.Err
-	case r.Violation != nil:
-		rep.Verdict, rep.Violation, rep.Violating = VerdictViolation, r.Violation, 1
-		rep.Choices, rep.History = r.Choices, r.History
-	case r.Complete:
-		rep.Verdict = VerdictVerified
-	default:
-		rep.Verdict = VerdictInconclusive
-	}
-	return rep
 }
 
 func boolInt(b bool) int {

@@ -104,7 +104,7 @@ func TestFindsSeedBugs(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			sc := lookup(t, tc.name)
 			opts := DefaultOptions()
-			opts.Seed = 1
+			opts.Strategy, opts.Seed = StrategyRandom, 1
 			rep := Explore(sc, opts)
 			if rep.Verdict != VerdictViolation || rep.Violation == nil {
 				t.Fatalf("no violation in %d schedules (verdict %s, err %v)", rep.Schedules, rep.Verdict, rep.Err)
@@ -143,8 +143,7 @@ func TestFixedVariantsShowNoViolation(t *testing.T) {
 	for _, name := range []string{"zookeeper/fixed", "casskop/upstream-fix"} {
 		t.Run(name, func(t *testing.T) {
 			opts := DefaultOptions()
-			opts.Schedules = 200
-			opts.Seed = 1
+			opts.Strategy, opts.Schedules, opts.Seed = StrategyRandom, 200, 1
 			rep := Explore(lookup(t, name), opts)
 			if rep.Err != nil {
 				t.Fatal(rep.Err)
@@ -164,7 +163,7 @@ func TestShardsPartitionTheSchedules(t *testing.T) {
 	const budget = 12
 	visit := func(shard, shards int) (idx []int, seeds map[int]uint64) {
 		seeds = map[int]uint64{}
-		opts := Options{Schedules: budget, Seed: 40, Shard: shard, Shards: shards, Visit: func(i int, seed uint64, res *simulator.Result) {
+		opts := Options{Strategy: StrategyRandom, Schedules: budget, Seed: 40, Shard: shard, Shards: shards, Visit: func(i int, seed uint64, res *simulator.Result) {
 			idx = append(idx, i)
 			seeds[i] = seed
 		}}
@@ -217,7 +216,7 @@ func TestCheckDeterminism(t *testing.T) {
 		worlds++
 		return inner(env)
 	}
-	rep := Explore(sc, Options{Schedules: 3, Seed: 5, CheckDeterminism: true})
+	rep := Explore(sc, Options{Strategy: StrategyRandom, Schedules: 3, Seed: 5, CheckDeterminism: true})
 	if rep.Err != nil {
 		t.Fatal(rep.Err)
 	}
@@ -244,7 +243,7 @@ func TestCheckDeterminism(t *testing.T) {
 			return r.Reconcile(ctx, req)
 		})
 	}
-	rep = Explore(sc, Options{Schedules: 3, Seed: 5, CheckDeterminism: true})
+	rep = Explore(sc, Options{Strategy: StrategyRandom, Schedules: 3, Seed: 5, CheckDeterminism: true})
 	if rep.Verdict != VerdictError || rep.Err == nil || !strings.Contains(rep.Err.Error(), "not deterministic") {
 		t.Fatalf("verdict %s, err %v: want a determinism error", rep.Verdict, rep.Err)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/opcheck/opcheck/explore"
 	"github.com/opcheck/opcheck/targets"
 )
 
@@ -25,7 +26,7 @@ func TestCheckDeterminismOnAllScenarios(t *testing.T) {
 			t.Fatalf("%s: %d result lines for %d scenarios:\n%s", strategy, len(lines), len(targets.Names()), out)
 		}
 		for _, l := range lines {
-			var r result
+			var r explore.Result
 			if err := json.Unmarshal([]byte(l), &r); err != nil {
 				t.Fatal(err)
 			}

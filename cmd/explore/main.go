@@ -77,27 +77,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return exitUsage
 }
 
-// result is one scenario's line of -json output, as check writes it and
-// merge reads it. Shard and Shards name the shard that wrote it; merge also
-// accepts lines without them (each input file is then one shard).
-type result struct {
-	Scenario  string `json:"scenario"`
-	Verdict   string `json:"verdict"`
-	Property  string `json:"property,omitempty"`
-	Schedules int    `json:"schedules"`
-	States    int    `json:"states"`
-	ElapsedMS int64  `json:"elapsed_ms"`
-	Trace     string `json:"trace,omitempty"`
-	Error     string `json:"error,omitempty"`
-	Shard     *int   `json:"shard,omitempty"`
-	Shards    *int   `json:"shards,omitempty"`
-}
-
 func check(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("explore check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	strategy := fs.String("strategy", explore.StrategyExhaustive, "exhaustive, random, pct or uniform")
-	schedules := fs.Int("schedules", 0, "schedule budget per scenario (default: "+strconv.Itoa(explore.DefaultSchedules)+" for random, pct and uniform; "+strconv.Itoa(explore.DefaultMaxRuns)+" for exhaustive)")
+	strategy := fs.String("strategy", explore.DefaultStrategy, "exhaustive, random, pct or uniform")
+	schedules := fs.Int("schedules", 0, "schedule budget per scenario (default: "+strconv.Itoa(explore.DefaultMaxRuns)+" for exhaustive; "+strconv.Itoa(explore.DefaultSchedules)+" for random, pct and uniform)")
 	budget := fs.Duration("time", 0, "wall-time budget per scenario, e.g. 30s (0: none); the verdict is inconclusive if it runs out")
 	seed := fs.Uint64("seed", 0, "schedule i runs with seed SEED+i")
 	crashes := fs.Int("crashes", 0, "crash-restart budget (default: the scenario's)")
@@ -130,9 +114,6 @@ func check(args []string, stdout, stderr io.Writer) int {
 	}
 	if *schedules < 0 {
 		return usageErr("-schedules %d: want at least 1 (or 0 for the strategy's default)", *schedules)
-	}
-	if *schedules == 0 && *strategy != explore.StrategyExhaustive {
-		*schedules = explore.DefaultSchedules
 	}
 	if *budget < 0 {
 		return usageErr("-time %s: want a duration >= 0", *budget)
@@ -218,14 +199,7 @@ func check(args []string, stdout, stderr io.Writer) int {
 		}
 		reports = append(reports, rep)
 		if *jsonOut {
-			r := result{Scenario: rep.Scenario, Verdict: rep.Verdict, Schedules: rep.Schedules, States: rep.States, ElapsedMS: rep.Elapsed.Milliseconds(), Trace: rep.Trace, Shard: &shardI, Shards: &shardN}
-			if rep.Violation != nil {
-				r.Property = rep.Violation.Property
-			}
-			if rep.Err != nil {
-				r.Error = rep.Err.Error()
-			}
-			b, _ := json.Marshal(r)
+			b, _ := json.Marshal(rep.Result())
 			fmt.Fprintf(stdout, "%s\n", b)
 		}
 	}

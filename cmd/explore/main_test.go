@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/opcheck/opcheck/explore"
 	"github.com/opcheck/opcheck/targets"
 )
 
@@ -115,7 +116,7 @@ func TestCheckJSONAndShard(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
-	var r result
+	var r explore.Result
 	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &r); err != nil {
 		t.Fatalf("stdout is not one JSON object: %v\n%s", err, out)
 	}

@@ -16,23 +16,21 @@ import (
 	"github.com/opcheck/opcheck/explore"
 )
 
-// merged is one scenario's combined result; its JSON is a check -json line
-// plus the shard count.
+// merged is one scenario's combined result: an explore.Result without a
+// shard, with ShardsSeen of Shards present.
 type merged struct {
-	Scenario  string `json:"scenario"`
-	Verdict   string `json:"verdict"`
-	Property  string `json:"property,omitempty"`
-	Schedules int    `json:"schedules"`
-	States    int    `json:"states"`
-	ElapsedMS int64  `json:"elapsed_ms"`
-	Trace     string `json:"trace,omitempty"`
-	Error     string `json:"error,omitempty"`
-	// ShardsSeen of Shards were present.
-	ShardsSeen int `json:"shards_seen"`
-	Shards     int `json:"shards"`
+	explore.Result
+	ShardsSeen, Shards int
 
 	verdicts []string
 	seen     map[int]string // shard -> where it was read (file:line)
+}
+
+// result is the merged line as JSON.
+func (m *merged) result() explore.Result {
+	r := m.Result
+	r.Shard, r.Shards, r.ShardsSeen = nil, &m.Shards, &m.ShardsSeen
+	return r
 }
 
 // inputError is input merge cannot use: the file, the line (0: the whole
@@ -99,7 +97,7 @@ func mergeCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	if *jsonOut {
 		for _, m := range rs {
-			b, _ := json.Marshal(m)
+			b, _ := json.Marshal(m.result())
 			fmt.Fprintf(stdout, "%s\n", b)
 		}
 		return status
@@ -130,7 +128,7 @@ func dash(s string) string {
 // the number of files).
 func mergeFiles(files []string, n int) ([]*merged, error) {
 	type line struct {
-		r     result
+		r     explore.Result
 		where string
 		file  int
 	}
@@ -154,7 +152,7 @@ func mergeFiles(files []string, n int) ([]*merged, error) {
 			if len(text) == 0 {
 				continue
 			}
-			var r result
+			var r explore.Result
 			if err := json.Unmarshal(text, &r); err != nil {
 				return nil, &inputError{file: name, line: ln, msg: fmt.Sprintf("not a result of `explore check -json`: %v", err)}
 			}
@@ -196,7 +194,7 @@ func mergeFiles(files []string, n int) ([]*merged, error) {
 	for _, l := range lines {
 		m := byName[l.r.Scenario]
 		if m == nil {
-			m = &merged{Scenario: l.r.Scenario, Shards: n, seen: map[int]string{}}
+			m = &merged{Result: explore.Result{Scenario: l.r.Scenario, Strategy: l.r.Strategy}, Shards: n, seen: map[int]string{}}
 			byName[l.r.Scenario] = m
 			order = append(order, m)
 		}
@@ -217,7 +215,7 @@ func mergeFiles(files []string, n int) ([]*merged, error) {
 		m.ElapsedMS = max(m.ElapsedMS, l.r.ElapsedMS)
 		m.verdicts = append(m.verdicts, l.r.Verdict)
 		if l.r.Verdict == explore.VerdictViolation && m.Property == "" {
-			m.Property, m.Trace = l.r.Property, l.r.Trace
+			m.Property, m.Trace, m.Replay = l.r.Property, l.r.Trace, l.r.Replay
 		}
 		if l.r.Error != "" && m.Error == "" {
 			m.Error = l.r.Error
@@ -248,7 +246,7 @@ func mergeVerdicts(vs []string, complete bool) string {
 	return explore.VerdictInconclusive
 }
 
-func validResult(r *result) error {
+func validResult(r *explore.Result) error {
 	if r.Scenario == "" {
 		return errors.New(`no "scenario": not a result of explore check -json`)
 	}

@@ -59,7 +59,7 @@ func TestWorkloadScaleDownDuringScaleUpFixed(t *testing.T) {
 			t.Fatal(err)
 		}
 		opts := explore.DefaultOptions()
-		opts.Schedules = 60
+		opts.Strategy, opts.Schedules = explore.StrategyRandom, 60
 		opts.Faults = &model.FaultBudget{} // no faults: the race is the user's
 		rep := explore.Explore(sc, opts)
 		switch {

@@ -52,7 +52,7 @@ func TestWorkloadsFindSeedBugBuggy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	again := explore.Explore(sc, explore.Options{Seed: rep.Report.Seed, Schedules: 1, StopAtFirst: true})
+	again := explore.Explore(sc, explore.Options{Strategy: rep.Report.Strategy, Seed: rep.Report.Seed, Schedules: 1, StopAtFirst: true})
 	if again.Violation == nil || again.Violation.Property != rep.Report.Violation.Property {
 		t.Fatalf("replaying seed %d of the minimal workload gave %v, want %s", rep.Report.Seed, again.Violation, rep.Report.Violation.Property)
 	}
