@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -333,9 +332,66 @@ func zookeeperPage(t *testing.T, path string) *Trace {
 	return tr
 }
 
-// staleReadLine matches the event line of the stale read the zookeeper bug
-// decides from.
-var staleReadLine = regexp.MustCompile(`^controller/zookeeper-operator Get ZookeeperCluster default/zk -> rv=28 \(apiserver-2, cache at rev 28, stale\) t=\S+ #(\d+)$`)
+// zookeeperFacts are the numbers of the zookeeper seed-bug fixture that its
+// page must show, read from the fixture's own event lines (not written
+// into the test) so that a regenerated fixture is checked as strictly as
+// the one the test was written against.
+type zookeeperFacts struct {
+	stale     EventLine // the stale Get of ZookeeperCluster default/zk
+	storeRev  int64     // the store's revision when the stale read was served
+	missed    []string  // the writes to default/zk the stale read did not see
+	userScale int       // the step of the user's write among them (the scale back)
+	crash     int       // the step of the controller's crash
+	deleteRev int64     // the revision of the violating PVC delete
+	staleAt   []string  // every stale read's step
+}
+
+func readZookeeperFacts(t *testing.T, tr *Trace) zookeeperFacts {
+	t.Helper()
+	var f zookeeperFacts
+	var lines []EventLine
+	for i, l := range tr.Events {
+		el, err := ParseEventLine(l)
+		if err != nil {
+			t.Fatalf("testdata/zookeeper_buggy.trace event %d: %v", i+1, err)
+		}
+		lines = append(lines, el)
+		if el.Op == string(model.OpCrash) {
+			f.crash = el.Step
+		}
+		if el.Stale {
+			f.staleAt = append(f.staleAt, strconv.Itoa(el.Step))
+			if el.Op == string(model.OpGet) && el.Kind == "ZookeeperCluster" && el.Key == "default/zk" && strings.HasPrefix(el.Actor, "controller/") {
+				f.stale = el
+			}
+		}
+		if el.Step == tr.Violation.Step {
+			f.deleteRev = int64(el.Rev)
+		}
+	}
+	if f.stale.Step == 0 {
+		t.Fatal("testdata/zookeeper_buggy.trace has no stale Get of ZookeeperCluster default/zk by the controller: the seed bug's page has nothing to show")
+	}
+	// The store's revision at the read is the newest committed change
+	// before it; the missed writes are those to default/zk after the
+	// serving cache's revision.
+	for _, el := range lines {
+		if el.Step >= f.stale.Step || el.Change == "" || el.Result != "rv" {
+			continue
+		}
+		f.storeRev = max(f.storeRev, int64(el.Rev))
+		if el.Kind == "ZookeeperCluster" && el.Key == "default/zk" && el.Rev > f.stale.CacheRev {
+			f.missed = append(f.missed, fmt.Sprintf("step %d: %s ZookeeperCluster default/zk at rev %d by %s", el.Step, el.Change, el.Rev, el.Actor))
+			if el.Actor == "user" {
+				f.userScale = el.Step
+			}
+		}
+	}
+	if len(f.missed) == 0 || f.userScale == 0 {
+		t.Fatalf("testdata/zookeeper_buggy.trace: the stale read at step %d missed %v; want at least the user's scale back among the writes it missed", f.stale.Step, f.missed)
+	}
+	return f
+}
 
 // testZookeeperPage checks the page of the zookeeper seed bug: the real
 // lanes, the violation pinned above the timeline, the stale read it came
@@ -344,24 +400,11 @@ func testZookeeperPage(t *testing.T, bctx context.Context, dir string) {
 	pagePath := filepath.Join(dir, "zookeeper_buggy.html")
 	tr := zookeeperPage(t, pagePath)
 	v := tr.Violation
-	staleStep, crashStep := 0, 0
-	var staleSteps []string
-	for _, l := range tr.Events {
-		el, err := ParseEventLine(l)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if el.Op == string(model.OpCrash) {
-			crashStep = el.Step
-		}
-		if el.Stale {
-			staleSteps = append(staleSteps, strconv.Itoa(el.Step))
-		}
-		if m := staleReadLine.FindStringSubmatch(l); m != nil {
-			staleStep, _ = strconv.Atoi(m[1])
-		}
-	}
-	if staleStep == 0 || len(v.Related) == 0 || v.Related[len(v.Related)-1] != staleStep {
+	facts := readZookeeperFacts(t, tr)
+	staleStep, crashStep, staleSteps := facts.stale.Step, facts.crash, facts.staleAt
+	cacheRev := strconv.FormatInt(int64(facts.stale.CacheRev), 10)
+	server := "apiserver-" + strconv.Itoa(facts.stale.Server)
+	if len(v.Related) == 0 || v.Related[len(v.Related)-1] != staleStep {
 		t.Fatalf("testdata/zookeeper_buggy.trace: want the stale Get of ZookeeperCluster default/zk from apiserver-2 as the last related step, got stale read at step %d, related %v", staleStep, v.Related)
 	}
 	if crashStep == 0 || crashStep > staleStep {
@@ -413,13 +456,11 @@ func testZookeeperPage(t *testing.T, bctx context.Context, dir string) {
 	}
 	staleBox := row(staleStep) + " .ev.stale"
 	box := vt.texts(staleBox)
-	for _, want := range []string{
-		"Get", "ZookeeperCluster default/zk", "→ rv=28",
-		"apiserver-2, cache at rev 28, store at rev 35",
+	for _, want := range append([]string{
+		"Get", "ZookeeperCluster default/zk", "→ rv=" + strconv.FormatInt(int64(facts.stale.Rev), 10),
+		server + ", cache at rev " + cacheRev + ", store at rev " + strconv.FormatInt(facts.storeRev, 10),
 		"stale read: the cache had not seen",
-		"step 94: modified ZookeeperCluster default/zk at rev 29 by controller/zookeeper-operator",
-		"step 109: modified ZookeeperCluster default/zk at rev 32 by user",
-	} {
+	}, facts.missed...) {
 		if !strings.Contains(box, want) {
 			t.Errorf("the stale read at step %d shows %q, lacking %q", staleStep, box, want)
 		}
@@ -427,8 +468,8 @@ func testZookeeperPage(t *testing.T, bctx context.Context, dir string) {
 	if bg := vt.eval(`getComputedStyle(document.querySelector(` + strconv.Quote(staleBox) + `)).backgroundColor`); bg != "rgb(255, 241, 194)" {
 		t.Errorf("the stale read's background is %s, not the stale highlight", bg)
 	}
-	if served := vt.texts(row(staleStep) + " .served.stale"); served != "served Get default/zk @28 (stale)" {
-		t.Errorf("apiserver-2's column at step %d shows %q", staleStep, served)
+	if served := vt.texts(row(staleStep) + " .served.stale"); served != "served Get default/zk @"+cacheRev+" (stale)" {
+		t.Errorf("%s's column at step %d shows %q", server, staleStep, served)
 	}
 	if cls := vt.eval(`document.querySelector(` + strconv.Quote(row(staleStep)) + `).className`); !strings.Contains(cls, "related") {
 		t.Errorf("the stale read's row is not marked related: class %q", cls)
@@ -439,7 +480,7 @@ func testZookeeperPage(t *testing.T, bctx context.Context, dir string) {
 	jumpTo := func(step int) {
 		t.Helper()
 		vt.click(`#violation button.steplink[data-step="` + strconv.Itoa(step) + `"]`)
-		for _, sel := range []string{row(step) + " .ev", "#violation .property", `#timeline th.lane-head[data-lane="apiserver-2"]`, `#timeline th.lane-head[data-lane="controller/zookeeper-operator"]`} {
+		for _, sel := range []string{row(step) + " .ev", "#violation .property", `#timeline th.lane-head[data-lane="` + server + `"]`, `#timeline th.lane-head[data-lane="controller/zookeeper-operator"]`} {
 			if vis := vt.unobscured(sel); vis != "ok" {
 				t.Errorf("after jumping to step %d, %s is not visible: %s", step, sel, vis)
 			}
@@ -458,11 +499,12 @@ func testZookeeperPage(t *testing.T, bctx context.Context, dir string) {
 	if title := vt.eval(`document.querySelector("#diff-panel h3").textContent`); title != "PersistentVolumeClaim default/data-zk-1" {
 		t.Errorf("the delete's version button opened %q", title)
 	}
-	if note := vt.texts("#diff-panel > .muted"); !strings.Contains(note, "modified at rev 36 by controller/zookeeper-operator (step "+strconv.Itoa(v.Step)+")") {
+	deleteRev := strconv.FormatInt(facts.deleteRev, 10)
+	if note := vt.texts("#diff-panel > .muted"); !strings.Contains(note, "modified at rev "+deleteRev+" by controller/zookeeper-operator (step "+strconv.Itoa(v.Step)+")") {
 		t.Errorf("the delete's version is described as %q", note)
 	}
-	if added := vt.texts("#diff .d-add"); !strings.Contains(added, `"deletionTimestamp"`) || !strings.Contains(added, `"resourceVersion": "36"`) {
-		t.Errorf("the delete's diff adds %q; want deletionTimestamp and resourceVersion 36", added)
+	if added := vt.texts("#diff .d-add"); !strings.Contains(added, `"deletionTimestamp"`) || !strings.Contains(added, `"resourceVersion": "`+deleteRev+`"`) {
+		t.Errorf("the delete's diff adds %q; want deletionTimestamp and resourceVersion %s", added, deleteRev)
 	}
 	if vis := vt.unobscured("#diff .d-add"); vis != "ok" {
 		t.Errorf("the PVC's diff is not visible: %s", vis)
@@ -471,13 +513,13 @@ func testZookeeperPage(t *testing.T, bctx context.Context, dir string) {
 	// An object from the list: the ZookeeperCluster, at the user's scale
 	// back to 2 replicas, the write the stale read missed.
 	vt.click(`#objects button.obj-link[data-object="ZookeeperCluster default/zk"]`)
-	vt.click(`#versions button.ver[data-step="109"]`)
+	vt.click(`#versions button.ver[data-step="` + strconv.Itoa(facts.userScale) + `"]`)
 	if title := vt.eval(`document.querySelector("#diff-panel h3").textContent`); title != "ZookeeperCluster default/zk" {
 		t.Errorf("the object list opened %q", title)
 	}
 	added, removed := vt.texts("#diff .d-add"), vt.texts("#diff .d-del")
 	if !strings.Contains(added, `"replicas": 2`) || !strings.Contains(removed, `"replicas": 1`) {
-		t.Errorf("ZookeeperCluster diff at step 109: added %q, removed %q; want replicas 1 -> 2", added, removed)
+		t.Errorf("ZookeeperCluster diff at step %d: added %q, removed %q; want replicas 1 -> 2", facts.userScale, added, removed)
 	}
 	if vis := vt.unobscured("#diff .d-add"); vis != "ok" {
 		t.Errorf("the ZookeeperCluster's diff is not visible: %s", vis)
@@ -518,7 +560,9 @@ func testZookeeperPage(t *testing.T, bctx context.Context, dir string) {
 	if got := vt.eval(clipped); got != "whole" {
 		t.Errorf("the restart's detail is %s after a click, want whole", got)
 	}
-	if d := vt.texts(restartDetail); !strings.Contains(d, "ZookeeperCluster listed at rev 28 (paused cache)") {
+	// The restarted controller listed from the paused cache that later
+	// served the stale read, so at that cache's revision.
+	if d := vt.texts(restartDetail); !strings.Contains(d, "ZookeeperCluster listed at rev "+cacheRev+" (paused cache)") {
 		t.Errorf("the restart's detail: %q", d)
 	}
 }
