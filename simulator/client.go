@@ -2,21 +2,27 @@ package simulator
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"reflect"
+	"sort"
+	"strconv"
+	"strings"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/opcheck/opcheck/model"
@@ -31,6 +37,11 @@ var ErrApplyNotSupported = errors.New("opcheck: server-side apply (client.Apply,
 type reader interface {
 	read(k *kindInfo, namespace, name string) (obj client.Object, readRev model.Revision, stale bool, err error)
 	readList(k *kindInfo, o *ListOptions) (objs []client.Object, readRev model.Revision, stale bool, err error)
+	// informerCache reports whether reads come from a controller-runtime
+	// informer cache (which stamps apiVersion/kind on typed objects and
+	// serves no continue tokens) rather than from an apiserver (whose typed
+	// answers come back with empty apiVersion/kind).
+	informerCache() bool
 }
 
 type serverReads struct {
@@ -45,6 +56,8 @@ func (r serverReads) read(k *kindInfo, namespace, name string) (client.Object, m
 func (r serverReads) readList(k *kindInfo, o *ListOptions) ([]client.Object, model.Revision, bool, error) {
 	return r.server.readList(k, o, r.quorum)
 }
+
+func (r serverReads) informerCache() bool { return false }
 
 // Client is controller-runtime's client.Client over the simulated cluster.
 // Writes go to the store through one apiserver; reads are served from that
@@ -122,8 +135,11 @@ func (c *Client) IsObjectNamespaced(obj runtime.Object) (bool, error) {
 }
 
 // fill copies a stored object into the caller's object, which may be the
-// same Go type or *unstructured.Unstructured.
-func fill(dst client.Object, stored client.Object) error {
+// same Go type or *unstructured.Unstructured. A typed object gets an empty
+// apiVersion/kind unless keepTypeMeta, as controller-runtime's typed client
+// decodes answers (the decoder clears them); its informer cache stamps them
+// back (keepTypeMeta). Unstructured objects always keep theirs.
+func fill(dst client.Object, stored client.Object, keepTypeMeta bool) error {
 	if u, ok := dst.(*unstructured.Unstructured); ok {
 		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(stored)
 		if err != nil {
@@ -137,6 +153,9 @@ func fill(dst client.Object, stored client.Object) error {
 		return fmt.Errorf("opcheck: cannot read %T into %T", stored, dst)
 	}
 	dv.Elem().Set(reflect.ValueOf(stored.DeepCopyObject()).Elem())
+	if !keepTypeMeta {
+		dst.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+	}
 	return nil
 }
 
@@ -164,7 +183,7 @@ func (c *Client) Get(ctx context.Context, key client.ObjectKey, obj client.Objec
 	e := model.Event{Op: model.OpGet, Kind: k.gvk.Kind, Namespace: key.Namespace, Name: key.Name, ReadRev: readRev, HeadRev: c.cluster.Store.rev, Stale: stale, Err: errString(err)}
 	if err == nil {
 		e.Rev = revOf(stored)
-		err = fill(obj, stored)
+		err = fill(obj, stored, c.reads.informerCache())
 	}
 	c.record(e)
 	return err
@@ -178,17 +197,41 @@ func revOf(obj client.Object) model.Revision {
 	return model.Revision(r)
 }
 
-// List implements client.Reader. Limit and Continue are ignored: every list
-// returns everything in one page (say so to users relying on pagination).
+// List implements client.Reader. Through an apiserver, Limit pages the list
+// and Continue resumes it from the first page's snapshot (consistent, as
+// etcd's paginated lists are); through a controller's informer cache, as
+// controller-runtime's cache does, Limit truncates without a continue token
+// and Continue is an error.
 func (c *Client) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
 	k, err := c.cluster.Store.kinds.forObject(list)
 	if err != nil {
 		return err
 	}
 	o := (&client.ListOptions{}).ApplyOptions(opts)
+	cached := c.reads.informerCache()
+	if cached && o.Continue != "" {
+		return errors.New("continue list option is not supported by the cache (opcheck serves a controller's reads from its informer cache, as controller-runtime does; list from an API reader to page)")
+	}
 	c.enter(ctx)
 	lo := &ListOptions{Namespace: o.Namespace, Labels: o.LabelSelector, Fields: o.FieldSelector}
-	objs, readRev, stale, err := c.reads.readList(k, lo)
+	var objs []client.Object
+	var readRev model.Revision
+	var stale bool
+	if o.Continue != "" {
+		objs, readRev, stale, err = c.continueList(k, lo, o.Continue)
+	} else {
+		objs, readRev, stale, err = c.reads.readList(k, lo)
+	}
+	var next string
+	var remaining int64
+	if err == nil && o.Limit > 0 && int64(len(objs)) > o.Limit {
+		if !cached {
+			last := objs[o.Limit-1]
+			next = encodeContinue(readRev, objectKey(k, last.GetNamespace(), last.GetName()))
+			remaining = int64(len(objs)) - o.Limit
+		}
+		objs = objs[:o.Limit]
+	}
 	e := model.Event{Op: model.OpList, Kind: k.gvk.Kind, Namespace: o.Namespace, ReadRev: readRev, HeadRev: c.cluster.Store.rev, Stale: stale, Err: errString(err)}
 	if lo.Labels != nil && !lo.Labels.Empty() {
 		e.Detail = lo.Labels.String()
@@ -198,16 +241,66 @@ func (c *Client) List(ctx context.Context, list client.ObjectList, opts ...clien
 		for i, obj := range objs {
 			e.Versions[i] = model.Version{Name: objectKey(k, obj.GetNamespace(), obj.GetName()), Rev: revOf(obj)}
 		}
-		err = fillList(list, objs)
+		err = fillList(list, objs, cached)
 		if lm, ok := list.(metav1.ListInterface); ok {
 			lm.SetResourceVersion(readRev.String())
+			lm.SetContinue(next)
+			lm.SetRemainingItemCount(nil)
+			// The apiserver counts the remaining items only when no
+			// selector filters them.
+			if next != "" && (lo.Labels == nil || lo.Labels.Empty()) && (lo.Fields == nil || lo.Fields.Empty()) {
+				lm.SetRemainingItemCount(&remaining)
+			}
 		}
 	}
 	c.record(e)
 	return err
 }
 
-func fillList(list client.ObjectList, objs []client.Object) error {
+// continuePrefix marks opcheck's continue tokens: base64 of
+// "opcheck-continue/<revision>/<last key served>".
+const continuePrefix = "opcheck-continue/"
+
+func encodeContinue(rev model.Revision, lastKey string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(continuePrefix + rev.String() + "/" + lastKey))
+}
+
+func decodeContinue(token string) (model.Revision, string, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(token)
+	rest, ok := strings.CutPrefix(string(raw), continuePrefix)
+	if err != nil || !ok {
+		return 0, "", apierrors.NewBadRequest(fmt.Sprintf("continue key is not valid: %q is not a continue token of this apiserver (pass the Continue of the previous page's list metadata)", token))
+	}
+	revText, key, _ := strings.Cut(rest, "/")
+	rev, err := strconv.ParseUint(revText, 10, 64)
+	if err != nil {
+		return 0, "", apierrors.NewBadRequest(fmt.Sprintf("continue key is not valid: bad revision %q in token %q", revText, token))
+	}
+	return model.Revision(rev), key, nil
+}
+
+// continueList serves a page after the first: the objects after the token's
+// key in the kind's state at the token's revision, so that every page of
+// one list shows the same snapshot whatever was written in between.
+func (c *Client) continueList(k *kindInfo, o *ListOptions, token string) ([]client.Object, model.Revision, bool, error) {
+	rev, after, err := decodeContinue(token)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	if err := validateFieldSelector(o.Fields); err != nil {
+		return nil, 0, false, err
+	}
+	store := c.cluster.Store
+	objs := selectSorted(store.snapshot(k, rev), o)
+	i := sort.Search(len(objs), func(i int) bool {
+		return objectKey(k, objs[i].GetNamespace(), objs[i].GetName()) > after
+	})
+	changes := store.table(k).changes
+	stale := len(changes) > 0 && changes[len(changes)-1].Rev > rev
+	return objs[i:], rev, stale, nil
+}
+
+func fillList(list client.ObjectList, objs []client.Object, keepTypeMeta bool) error {
 	items := make([]runtime.Object, len(objs))
 	if ul, ok := list.(*unstructured.UnstructuredList); ok {
 		ul.Items = ul.Items[:0]
@@ -222,28 +315,59 @@ func fillList(list client.ObjectList, objs []client.Object) error {
 	}
 	for i, obj := range objs {
 		items[i] = obj.DeepCopyObject()
+		if !keepTypeMeta {
+			items[i].GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+		}
+	}
+	if !keepTypeMeta {
+		list.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
 	}
 	return meta.SetList(list, items)
 }
 
-// writeEvent records a write and copies the stored result back to obj.
-func (c *Client) writeEvent(op model.Op, k *kindInfo, obj client.Object, head model.Revision, ch *Change, stored client.Object, err error) error {
+// writeEvent records a write and copies the stored result back to obj. A
+// dry-run write is recorded with Detail "dryRun" and no change: nothing was
+// stored.
+func (c *Client) writeEvent(op model.Op, k *kindInfo, obj client.Object, head model.Revision, ch *Change, stored client.Object, err error, dry bool) error {
 	e := model.Event{Op: op, Kind: k.gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), HeadRev: head, Err: errString(err)}
 	if !k.namespaced {
 		e.Namespace = ""
 	}
+	if dry {
+		e.Detail = "dryRun"
+	}
 	if ch != nil {
-		e.Rev, e.Change, e.Object = ch.Rev, ch.Type, ch.Object
+		if !dry {
+			e.Rev, e.Change, e.Object = ch.Rev, ch.Type, ch.Object
+		}
 		e.Name = ch.Object.GetName()
 		stored = ch.Object
-	} else if stored != nil {
+	} else if stored != nil && !dry {
 		e.Rev = revOf(stored)
 	}
 	c.record(e)
 	if err == nil && stored != nil {
-		return fill(obj, stored)
+		return fill(obj, stored, false)
 	}
 	return err
+}
+
+// dryRun validates a request's dryRun option: empty (a real write) or
+// ["All"] (validate and answer, store nothing).
+func dryRun(values []string, what string) (bool, error) {
+	if errs := metav1validation.ValidateDryRun(field.NewPath("dryRun"), values); len(errs) > 0 {
+		return false, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: what}, "", errs)
+	}
+	return len(values) > 0, nil
+}
+
+// storeWrite runs one store write, for real or, with dry, as a dry run.
+func (c *Client) storeWrite(dry bool, write func()) {
+	if dry {
+		c.cluster.Store.DryRun(write)
+		return
+	}
+	write()
 }
 
 // Create implements client.Writer.
@@ -252,26 +376,31 @@ func (c *Client) Create(ctx context.Context, obj client.Object, opts ...client.C
 	if err != nil {
 		return err
 	}
-	if o := (&client.CreateOptions{}).ApplyOptions(opts); len(o.DryRun) > 0 {
-		return apierrors.NewBadRequest("opcheck: dry-run writes are not supported")
+	dry, err := dryRun((&client.CreateOptions{}).ApplyOptions(opts).DryRun, "CreateOptions")
+	if err != nil {
+		return err
 	}
 	c.enter(ctx)
 	head := c.cluster.Store.rev
 	in, err := c.typed(k, obj)
 	var ch *Change
 	if err == nil {
-		ch, err = c.cluster.Store.create(k, in, false)
+		c.storeWrite(dry, func() { ch, err = c.cluster.Store.create(k, in, false) })
 	}
-	return c.writeEvent(model.OpCreate, k, obj, head, ch, nil, err)
+	return c.writeEvent(model.OpCreate, k, obj, head, ch, nil, err, dry)
 }
 
 // Update implements client.Writer.
-func (c *Client) Update(ctx context.Context, obj client.Object, _ ...client.UpdateOption) error {
-	return c.update(ctx, obj, false)
+func (c *Client) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
+	return c.update(ctx, obj, false, (&client.UpdateOptions{}).ApplyOptions(opts).DryRun)
 }
 
-func (c *Client) update(ctx context.Context, obj client.Object, status bool) error {
+func (c *Client) update(ctx context.Context, obj client.Object, status bool, dryRunOpt []string) error {
 	k, err := c.cluster.Store.kinds.forObject(obj)
+	if err != nil {
+		return err
+	}
+	dry, err := dryRun(dryRunOpt, "UpdateOptions")
 	if err != nil {
 		return err
 	}
@@ -285,29 +414,35 @@ func (c *Client) update(ctx context.Context, obj client.Object, status bool) err
 	var ch *Change
 	var stored client.Object
 	if err == nil {
-		if status {
-			ch, stored, err = c.cluster.Store.UpdateStatus(in)
-		} else {
-			ch, stored, err = c.cluster.Store.Update(in)
-		}
+		c.storeWrite(dry, func() {
+			if status {
+				ch, stored, err = c.cluster.Store.UpdateStatus(in)
+			} else {
+				ch, stored, err = c.cluster.Store.Update(in)
+			}
+		})
 	}
-	return c.writeEvent(op, k, obj, head, ch, stored, err)
+	return c.writeEvent(op, k, obj, head, ch, stored, err, dry)
 }
 
 // Patch implements client.Writer: merge patch, JSON patch, and strategic
 // merge patch for built-in kinds, applied to the object at the store's head,
 // as the apiserver does. Apply patches are refused with ErrApplyNotSupported.
-func (c *Client) Patch(ctx context.Context, obj client.Object, patch client.Patch, _ ...client.PatchOption) error {
-	return c.patch(ctx, obj, patch, false)
+func (c *Client) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+	return c.patch(ctx, obj, patch, false, (&client.PatchOptions{}).ApplyOptions(opts).DryRun)
 }
 
-func (c *Client) patch(ctx context.Context, obj client.Object, patch client.Patch, status bool) error {
+func (c *Client) patch(ctx context.Context, obj client.Object, patch client.Patch, status bool, dryRunOpt []string) error {
 	k, err := c.cluster.Store.kinds.forObject(obj)
 	if err != nil {
 		return err
 	}
 	if patch.Type() == types.ApplyPatchType || patch.Type() == types.ApplyCBORPatchType {
 		return ErrApplyNotSupported
+	}
+	dry, err := dryRun(dryRunOpt, "PatchOptions")
+	if err != nil {
+		return err
 	}
 	data, err := patch.Data(obj)
 	if err != nil {
@@ -323,13 +458,15 @@ func (c *Client) patch(ctx context.Context, obj client.Object, patch client.Patc
 	var stored client.Object
 	patched, err := c.applyPatch(k, obj, patch.Type(), data)
 	if err == nil {
-		if status {
-			ch, stored, err = c.cluster.Store.UpdateStatus(patched)
-		} else {
-			ch, stored, err = c.cluster.Store.Update(patched)
-		}
+		c.storeWrite(dry, func() {
+			if status {
+				ch, stored, err = c.cluster.Store.UpdateStatus(patched)
+			} else {
+				ch, stored, err = c.cluster.Store.Update(patched)
+			}
+		})
 	}
-	return c.writeEvent(op, k, obj, head, ch, stored, err)
+	return c.writeEvent(op, k, obj, head, ch, stored, err, dry)
 }
 
 func (c *Client) applyPatch(k *kindInfo, obj client.Object, pt types.PatchType, data []byte) (client.Object, error) {
@@ -381,18 +518,29 @@ func (c *Client) Delete(ctx context.Context, obj client.Object, opts ...client.D
 		return err
 	}
 	o := (&client.DeleteOptions{}).ApplyOptions(opts)
+	dry, err := dryRun(o.DryRun, "DeleteOptions")
+	if err != nil {
+		return err
+	}
 	c.enter(ctx)
-	return c.delete(k, obj.GetNamespace(), obj.GetName(), o, "")
+	return c.delete(k, obj.GetNamespace(), obj.GetName(), o, "", dry)
 }
 
-func (c *Client) delete(k *kindInfo, namespace, name string, o *client.DeleteOptions, detail string) error {
+func (c *Client) delete(k *kindInfo, namespace, name string, o *client.DeleteOptions, detail string, dry bool) error {
 	head := c.cluster.Store.rev
-	ch, err := c.cluster.Store.Delete(k, namespace, name, DeleteOptions{Preconditions: o.Preconditions, PropagationPolicy: o.PropagationPolicy, GracePeriodSeconds: o.GracePeriodSeconds})
+	var ch *Change
+	var err error
+	c.storeWrite(dry, func() {
+		ch, err = c.cluster.Store.Delete(k, namespace, name, DeleteOptions{Preconditions: o.Preconditions, PropagationPolicy: o.PropagationPolicy, GracePeriodSeconds: o.GracePeriodSeconds})
+	})
+	if dry {
+		detail = strings.TrimPrefix(detail+" dryRun", " ")
+	}
 	e := model.Event{Op: model.OpDelete, Kind: k.gvk.Kind, Namespace: namespace, Name: name, HeadRev: head, Err: errString(err), Detail: detail}
 	if !k.namespaced {
 		e.Namespace = ""
 	}
-	if ch != nil {
+	if ch != nil && !dry {
 		e.Rev, e.Change, e.Object = ch.Rev, ch.Type, ch.Object
 	} else if err == nil {
 		if cur, ok := c.cluster.Store.peek(k, objectKey(k, namespace, name)); ok {
@@ -414,6 +562,10 @@ func (c *Client) DeleteAllOf(ctx context.Context, obj client.Object, opts ...cli
 	if k.namespaced && o.Namespace == "" {
 		return apierrors.NewBadRequest("DeleteAllOf of a namespaced kind needs client.InNamespace")
 	}
+	dry, err := dryRun(o.DryRun, "DeleteOptions")
+	if err != nil {
+		return err
+	}
 	c.enter(ctx)
 	objs, err := c.cluster.Store.list(k, &ListOptions{Namespace: o.Namespace, Labels: o.LabelSelector, Fields: o.FieldSelector})
 	if err != nil {
@@ -421,7 +573,7 @@ func (c *Client) DeleteAllOf(ctx context.Context, obj client.Object, opts ...cli
 		return err
 	}
 	for _, obj := range objs {
-		if err := c.delete(k, obj.GetNamespace(), obj.GetName(), &o.DeleteOptions, "DeleteAllOf"); err != nil && !apierrors.IsNotFound(err) {
+		if err := c.delete(k, obj.GetNamespace(), obj.GetName(), &o.DeleteOptions, "DeleteAllOf", dry); err != nil && !apierrors.IsNotFound(err) {
 			return err
 		}
 	}
@@ -450,12 +602,12 @@ func (s *statusClient) Create(context.Context, client.Object, client.Object, ...
 	return apierrors.NewMethodNotSupported(schema.GroupResource{Resource: "status"}, "create")
 }
 
-func (s *statusClient) Update(ctx context.Context, obj client.Object, _ ...client.SubResourceUpdateOption) error {
-	return s.c.update(ctx, obj, true)
+func (s *statusClient) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+	return s.c.update(ctx, obj, true, (&client.SubResourceUpdateOptions{}).ApplyOptions(opts).DryRun)
 }
 
-func (s *statusClient) Patch(ctx context.Context, obj client.Object, patch client.Patch, _ ...client.SubResourcePatchOption) error {
-	return s.c.patch(ctx, obj, patch, true)
+func (s *statusClient) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+	return s.c.patch(ctx, obj, patch, true, (&client.SubResourcePatchOptions{}).ApplyOptions(opts).DryRun)
 }
 
 func (s *statusClient) Apply(context.Context, runtime.ApplyConfiguration, ...client.SubResourceApplyOption) error {

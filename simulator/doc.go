@@ -5,7 +5,8 @@
 // write and the full history of every change (Store.History). The store
 // applies the apiserver's registry semantics at the write's linearization
 // point: name and namespace validation, resourceVersion and UID
-// preconditions (409 Conflict), metadata.generation, the status subresource,
+// preconditions (409 Conflict), metadata.generation (for the kinds that keep
+// one, bumped when deletion starts), create-on-update, the status subresource,
 // finalizers and deletionTimestamp, graceful pod deletion, the orphan and
 // foregroundDeletion finalizers of propagation policies, and deterministic
 // UIDs, generateName suffixes and timestamps taken from counters and the
@@ -40,9 +41,14 @@
 // read-your-writes consistency, leader election, nodes and scheduling,
 // rolling updates of StatefulSets, volume binding.
 //
+// The client answers as controller-runtime's does: typed objects come back
+// with empty apiVersion/kind from an apiserver and stamped from a
+// controller's informer cache; lists page with Limit and Continue; every
+// write can be a dry run (validated, answered, not stored).
+//
 // Deliberately not modelled in the API: server-side apply and field managers,
-// admission, validation beyond object metadata, pagination, dry-run, watch
-// bookmarks, and subresources other than status. docs/fidelity.md lists
+// admission, validation beyond object metadata, watch bookmarks, and
+// subresources other than status. docs/fidelity.md lists
 // every semantic with the test that shows it.
 //
 // Everything here is deterministic: no wall clock, no global randomness, no

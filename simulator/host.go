@@ -453,3 +453,6 @@ func firstLine(s string) string {
 	}
 	return s
 }
+
+// informerCache implements reader: a controller reads from its informers.
+func (h *Host) informerCache() bool { return true }

@@ -26,6 +26,42 @@ var clusterScopedKinds = map[schema.GroupKind]bool{
 	{Group: "scheduling.k8s.io", Kind: "PriorityClass"}:               true,
 }
 
+// generationKinds are the built-in kinds whose registry strategy keeps
+// metadata.generation (1 on create, bumped on spec changes and when deletion
+// starts). Every other built-in kind (ConfigMap, Secret, Service, PVC,
+// Namespace, ...) has none: its generation stays 0, absent in JSON. Custom
+// resources always have one.
+var generationKinds = map[schema.GroupKind]bool{
+	{Kind: "Pod"}:                                                     true,
+	{Kind: "ReplicationController"}:                                   true,
+	{Group: "apps", Kind: "Deployment"}:                               true,
+	{Group: "apps", Kind: "StatefulSet"}:                              true,
+	{Group: "apps", Kind: "DaemonSet"}:                                true,
+	{Group: "apps", Kind: "ReplicaSet"}:                               true,
+	{Group: "batch", Kind: "Job"}:                                     true,
+	{Group: "batch", Kind: "CronJob"}:                                 true,
+	{Group: "networking.k8s.io", Kind: "Ingress"}:                     true,
+	{Group: "networking.k8s.io", Kind: "NetworkPolicy"}:               true,
+	{Group: "policy", Kind: "PodDisruptionBudget"}:                    true,
+	{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}: true,
+}
+
+// createOnUpdateKinds are the built-in kinds whose update strategy allows
+// create-on-update (AllowCreateOnUpdate): an Update of a missing object
+// creates it. For every other kind it is NotFound.
+var createOnUpdateKinds = map[schema.GroupKind]bool{
+	{Kind: "Service"}:                                                true,
+	{Kind: "Endpoints"}:                                              true,
+	{Kind: "Event"}:                                                  true,
+	{Kind: "LimitRange"}:                                             true,
+	{Group: "events.k8s.io", Kind: "Event"}:                          true,
+	{Group: "coordination.k8s.io", Kind: "Lease"}:                    true,
+	{Group: "rbac.authorization.k8s.io", Kind: "Role"}:               true,
+	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}:        true,
+	{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"}:        true,
+	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}: true,
+}
+
 // kindInfo is what the store knows about one resource type. It is built once
 // per kind, on first use, so the hot path never reflects over the scheme.
 type kindInfo struct {
@@ -36,6 +72,13 @@ type kindInfo struct {
 	// hasStatus: the kind has a status subresource, so main-resource writes
 	// keep the stored status and status writes change only status.
 	hasStatus bool
+	// generation: the kind keeps metadata.generation (see generationKinds);
+	// generationOnStatus: a status change bumps it too (a custom resource
+	// without a status subresource).
+	generation         bool
+	generationOnStatus bool
+	// createOnUpdate: an Update of a missing object creates it.
+	createOnUpdate bool
 	// statusField and metaField are struct field indexes used to copy status
 	// and compare spec without reflection by name on every write.
 	statusField int
@@ -160,6 +203,10 @@ func (r *kindRegistry) forGVK(gvk schema.GroupVersionKind) (*kindInfo, error) {
 		}
 	}
 	k.hasStatus = k.statusField >= 0 && !r.noStatus[k.gk]
+	builtin := k.isBuiltin()
+	k.generation = !builtin || generationKinds[k.gk]
+	k.generationOnStatus = !builtin && !k.hasStatus && k.statusField >= 0
+	k.createOnUpdate = builtin && createOnUpdateKinds[k.gk]
 	r.byGK[k.gk] = k
 	r.byType[t] = k
 	r.ordered = append(r.ordered, k)

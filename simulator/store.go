@@ -72,6 +72,20 @@ type Store struct {
 
 	uidSeq  uint64
 	nameSeq uint64
+
+	// dryRun makes commit answer without storing: set for the duration of
+	// one dry-run request (see DryRun).
+	dryRun bool
+}
+
+// DryRun runs one write with dryRun=All: it is validated and answered as
+// the real write would be, and nothing is stored (no revision, no history,
+// no counters advanced), as the apiserver's dry-run storage does.
+func (s *Store) DryRun(write func()) {
+	uid, name := s.uidSeq, s.nameSeq
+	s.dryRun = true
+	defer func() { s.dryRun, s.uidSeq, s.nameSeq = false, uid, name }()
+	write()
 }
 
 // NewStore returns an empty store at revision 0 over the scheme's kinds.
@@ -128,6 +142,11 @@ func objectKey(k *kindInfo, namespace, name string) string {
 // commit records one change at the next revision. obj is owned by the store
 // from here on.
 func (s *Store) commit(k *kindInfo, key string, typ model.ChangeType, obj client.Object) *Change {
+	if s.dryRun {
+		// The answer of a dry-run write: the object as it would be stored,
+		// with the resourceVersion it had (none, for a create).
+		return &Change{Type: typ, Kind: k, Key: key, Object: obj}
+	}
 	s.rev++
 	obj.SetResourceVersion(s.rev.String())
 	c := &Change{Rev: s.rev, Type: typ, Kind: k, Key: key, Object: obj}
@@ -160,6 +179,24 @@ func (s *Store) newUID() types.UID {
 // suffixes (no vowels, no look-alike digits); the suffix itself comes from a
 // counter so names are identical across runs.
 const nameSuffixAlphabet = "bcdfghjklmnpqrstvwxz2456789"
+
+// generateNameAttempts is how many names the apiserver tries for one
+// create with generateName before it answers AlreadyExists.
+const generateNameAttempts = 8
+
+// maxGeneratedNameLength is the longest generateName prefix kept: the
+// apiserver cuts the prefix so that prefix + 5-character suffix fits in 63
+// characters (a DNS-1123 label).
+const maxGeneratedNameLength = validation.DNS1123LabelMaxLength - 5
+
+// generateName is the apiserver's name generator with a counter in place of
+// its random suffix.
+func (s *Store) generateName(prefix string) string {
+	if len(prefix) > maxGeneratedNameLength {
+		prefix = prefix[:maxGeneratedNameLength]
+	}
+	return prefix + s.generateSuffix()
+}
 
 func (s *Store) generateSuffix() string {
 	s.nameSeq++
@@ -242,6 +279,23 @@ func selectSorted(objects map[string]client.Object, o *ListOptions) []client.Obj
 	return out
 }
 
+// snapshot returns the kind's objects (not copies) as they were at revision
+// rev, rebuilt from the kind's history (the store never compacts).
+func (s *Store) snapshot(k *kindInfo, rev model.Revision) map[string]client.Object {
+	out := map[string]client.Object{}
+	for _, c := range s.table(k).changes {
+		if c.Rev > rev {
+			break
+		}
+		if c.Type == model.ChangeDeleted {
+			delete(out, c.Key)
+		} else {
+			out[c.Key] = c.Object
+		}
+	}
+	return out
+}
+
 // List returns the stored objects (not copies) matching o at the head, in
 // key order.
 func (s *Store) list(k *kindInfo, o *ListOptions) ([]client.Object, error) {
@@ -297,15 +351,25 @@ func (s *Store) create(k *kindInfo, in client.Object, keepStatus bool) (*Change,
 	if !k.namespaced {
 		obj.SetNamespace("")
 	}
-	if obj.GetName() == "" && obj.GetGenerateName() != "" {
-		obj.SetName(obj.GetGenerateName() + s.generateSuffix())
+	generated := obj.GetName() == "" && obj.GetGenerateName() != ""
+	if generated {
+		obj.SetName(s.generateName(obj.GetGenerateName()))
 	}
 	if err := s.validateMeta(k, obj); err != nil {
 		return nil, err
 	}
 	key := objectKey(k, obj.GetNamespace(), obj.GetName())
-	if _, exists := s.table(k).objects[key]; exists {
-		return nil, apierrors.NewAlreadyExists(k.gr, obj.GetName())
+	for attempt := 1; ; attempt++ {
+		if _, exists := s.table(k).objects[key]; !exists {
+			break
+		}
+		if !generated || attempt == generateNameAttempts {
+			return nil, apierrors.NewAlreadyExists(k.gr, obj.GetName())
+		}
+		// The apiserver retries a create whose generated name is taken
+		// with a fresh suffix (RetryGenerateName, 8 attempts in all).
+		obj.SetName(s.generateName(obj.GetGenerateName()))
+		key = objectKey(k, obj.GetNamespace(), obj.GetName())
 	}
 	if k.hasStatus && !keepStatus {
 		zeroStatus(k, obj)
@@ -318,7 +382,10 @@ func (s *Store) create(k *kindInfo, in client.Object, keepStatus bool) (*Change,
 	}
 	obj.SetUID(s.newUID())
 	obj.SetCreationTimestamp(s.now())
-	obj.SetGeneration(1)
+	obj.SetGeneration(0)
+	if k.generation {
+		obj.SetGeneration(1)
+	}
 	obj.SetDeletionTimestamp(nil)
 	obj.SetDeletionGracePeriodSeconds(nil)
 	obj.SetManagedFields(nil)
@@ -431,7 +498,18 @@ func (s *Store) Update(in client.Object) (*Change, client.Object, error) {
 	key := objectKey(k, in.GetNamespace(), in.GetName())
 	old, ok := s.table(k).objects[key]
 	if !ok {
-		return nil, nil, apierrors.NewNotFound(k.gr, in.GetName())
+		if !k.createOnUpdate {
+			return nil, nil, apierrors.NewNotFound(k.gr, in.GetName())
+		}
+		// The kind's strategy allows create-on-update: the update creates
+		// the object, whatever resourceVersion the request carried.
+		obj := copyObject(in)
+		obj.SetResourceVersion("")
+		ch, err := s.create(k, obj, false)
+		if err != nil {
+			return nil, nil, err
+		}
+		return ch, ch.Object, nil
 	}
 	if err := s.checkPreconditions(k, in, old); err != nil {
 		return nil, nil, err
@@ -459,7 +537,7 @@ func (s *Store) Update(in client.Object) (*Change, client.Object, error) {
 		}
 	}
 	specSame := specEqual(k, obj, old)
-	if !specSame {
+	if k.generation && (!specSame || k.generationOnStatus && !fieldEqual(obj, old, k.statusField)) {
 		obj.SetGeneration(old.GetGeneration() + 1)
 	}
 	// TypeMeta is the kind's on both; with a status subresource the status
@@ -599,6 +677,11 @@ func (s *Store) Delete(k *kindInfo, namespace, name string, opts DeleteOptions) 
 	}
 	if len(finalizers) == 0 && grace == 0 {
 		return s.commit(k, key, model.ChangeDeleted, obj), nil
+	}
+	if obj.GetGeneration() > 0 {
+		// The apiserver bumps generation when deletion starts, so that a
+		// controller sees the deletion as a new generation to observe.
+		obj.SetGeneration(obj.GetGeneration() + 1)
 	}
 	now := s.now()
 	obj.SetDeletionTimestamp(&now)
