@@ -12,7 +12,7 @@ import (
 func TestExhaustiveFindsSeedBugs(t *testing.T) {
 	for name, want := range map[string]string{
 		"zookeeper/buggy": "NoDeleteOfLive(member PVC)",
-		"casskop/buggy":   "NoStuckReconcile(3)",
+		"casskop/buggy":   "EventuallyConverges(rack matches nodesPerRacks)",
 	} {
 		rep := Explore(lookup(t, name), Options{Strategy: StrategyExhaustive})
 		if rep.Verdict != VerdictViolation || rep.Violation.Property != want {

@@ -64,6 +64,7 @@ const (
 	OpExternal      Op = "External"      // a call to or a step of an external system
 	OpWorkload      Op = "Workload"      // a workload step began or its wait was met
 	OpSettle        Op = "Settle"        // workload and faults are over; the fair settle phase begins
+	OpCaughtUp      Op = "CaughtUp"      // after Settle, every cache and informer reached the store's head once
 	OpQuiescent     Op = "Quiescent"     // the settle phase ended: nothing left to do
 )
 

@@ -14,6 +14,9 @@
 // history's change events say: replaying the Objects of events whose Change
 // is not ChangeNone, in order, rebuilds every object at every revision.
 // Properties judge against that truth, never against what a cache served.
+// They look objects up by Go type (Get, List), checked against the
+// scenario's scheme so that an unknown kind fails loudly, and judge
+// membership per instance by owner UID (OwnedBy, ControlledBy).
 // The generic properties cover the guarantees that matter for controllers
 // under faults: a controller never deletes a live object (NoDeleteOfLive),
 // never scales a StatefulSet below the desired size (NoScaleBelow), the

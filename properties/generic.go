@@ -127,8 +127,11 @@ func (r *staleRead) describe() string {
 // A DeleteAllOf is judged on the object its event names; the simulator
 // records one event per object such a call deletes. A DeleteAllOf event
 // naming no object (no Name and no Object) is not judged. Deletes that set a
-// deletionTimestamp (objects with finalizers) count as deletes: the decision
-// to delete was made.
+// deletionTimestamp (objects with finalizers, pods in graceful deletion)
+// count as deletes: the decision to delete was made. A delete of an object
+// that already has a deletionTimestamp is not judged: it repeats a decision
+// already made (and judged), changing nothing or only shortening a pod's
+// grace period.
 func NoDeleteOfLive(name string, match func(obj runtime.Object) bool, isLive func(s *State, obj runtime.Object) (live bool, why string)) Property {
 	return Property{
 		Name:      name,
@@ -141,7 +144,7 @@ func NoDeleteOfLive(name string, match func(obj runtime.Object) bool, isLive fun
 					r := &staleRead{step: e.Step, op: e.Op, server: e.Server, readRev: e.ReadRev, headRev: e.HeadRev, gotRev: e.Rev, versions: len(e.Versions), err: e.Err}
 					if e.Op == model.OpGet {
 						r.what = e.Kind + " " + e.Key()
-						if obj, ok := s.Get(e.Kind, e.Namespace, e.Name); ok {
+						if obj, ok := s.get(e.Kind, e.Namespace, e.Name); ok {
 							r.storeHeld = true
 							if m, err := meta.Accessor(obj); err == nil {
 								r.storeRev = m.GetResourceVersion()
@@ -159,11 +162,21 @@ func NoDeleteOfLive(name string, match func(obj runtime.Object) bool, isLive fun
 				if (e.Op != model.OpDelete && e.Op != model.OpDeleteAllOf) || e.Err != "" || !IsController(e.Actor) {
 					return nil
 				}
-				obj, ok := s.Get(e.Kind, e.Namespace, e.Name)
+				obj, ok := s.get(e.Kind, e.Namespace, e.Name)
 				if !ok {
+					if e.Change == model.ChangeNone {
+						return nil // deleted nothing
+					}
 					obj = e.Object
 				}
 				if obj == nil || !match(obj) {
+					return nil
+				}
+				if m, err := meta.Accessor(obj); err == nil && m.GetDeletionTimestamp() != nil {
+					// Already terminating: the delete that set the
+					// deletionTimestamp was the decision (and was judged);
+					// a repeat changes nothing, or only shortens a grace
+					// period.
 					return nil
 				}
 				live, why := isLive(s, obj)
@@ -229,7 +242,7 @@ func NoScaleBelow(name string, desired func(s *State, sts *appsv1.StatefulSet) (
 				}
 				now := replicasOf(sts)
 				before := "did not exist"
-				if old, ok := s.Get(e.Kind, e.Namespace, e.Name); ok {
+				if old, ok := s.get(e.Kind, e.Namespace, e.Name); ok {
 					if o, ok := old.(*appsv1.StatefulSet); ok {
 						prev := replicasOf(o)
 						if now >= prev {
@@ -362,16 +375,22 @@ func requestKey(e *model.Event) string {
 }
 
 // NoStuckReconcile is the safety property "a reconcile is never stuck on an
-// error": the same request of the same controller must not end (ReconcileDone)
-// with the same non-empty Err k times in a row while the store does not change
-// (no change event of any actor, on any object, between the first and the
-// k-th).
+// error once the faults are over": the same request of the same controller
+// must not end (ReconcileDone) with the same non-empty Err k times in a row
+// while the store does not change (no change event of any actor, on any
+// object, between the first and the k-th).
+//
+// Only failures after the CaughtUp event count: the faults are over
+// (Settle) and every watch cache and informer has since reached the store's
+// head, so the controller is no longer failing on a view the faults left
+// stale. Failures before it, however many, are expected and forgotten. A
+// history without a CaughtUp event is never judged.
 //
 // The request is the Kind/Namespace/Name of the ReconcileDone event or, when
 // it names none, of the controller's latest Reconcile event. A successful
 // ReconcileDone, a different error or any change event starts the count
 // again. The violation is at the k-th ReconcileDone; the explanation lists
-// the k steps and Related the first k-1. k < 1 panics.
+// the k steps and Related the first k-1 and the CaughtUp step. k < 1 panics.
 func NoStuckReconcile(k int) Property {
 	if k < 1 {
 		panic(fmt.Sprintf("properties: NoStuckReconcile(%d): k must be at least 1", k))
@@ -387,7 +406,7 @@ func NoStuckReconcile(k int) Property {
 				steps   []int
 			}
 			changes := 0
-			settled := false
+			caughtUp := 0 // step of the CaughtUp event, 0 before it
 			current := make(map[model.Actor]string)
 			streaks := make(map[string]*streak)
 			return Observer(func(s *State, e *model.Event) *Violation {
@@ -395,12 +414,14 @@ func NoStuckReconcile(k int) Property {
 					changes++
 				}
 				switch e.Op {
-				case model.OpSettle:
-					// Failures while a fault is active (a paused cache the
-					// controller reads from, say) are expected: a streak is
-					// reported only once it goes on after the faults are
-					// over.
-					settled = true
+				case model.OpCaughtUp:
+					// Failures while a fault is active or its effects
+					// linger (a paused cache, an informer behind the store)
+					// are expected: only failures from here on count.
+					if caughtUp == 0 {
+						caughtUp = e.Step
+						clear(streaks)
+					}
 					return nil
 				case model.OpReconcile:
 					current[e.Actor] = requestKey(e)
@@ -420,7 +441,7 @@ func NoStuckReconcile(k int) Property {
 					return nil
 				}
 				key := string(e.Actor) + " " + req
-				if e.Err == "" {
+				if e.Err == "" || caughtUp == 0 {
 					delete(streaks, key)
 					return nil
 				}
@@ -430,7 +451,7 @@ func NoStuckReconcile(k int) Property {
 					streaks[key] = st
 				}
 				st.steps = append(st.steps, e.Step)
-				if len(st.steps) < k || !settled {
+				if len(st.steps) < k {
 					return nil
 				}
 				steps := make([]string, len(st.steps))
@@ -441,9 +462,10 @@ func NoStuckReconcile(k int) Property {
 					Step:  e.Step,
 					Event: *e,
 					Explanation: fmt.Sprintf("%s's reconcile of %s ended with the same error %d times in a row, at steps %s,\n"+
-						"and the store did not change in between (it stayed at revision %d), so retrying cannot help:\n%s",
-						e.Actor, req, len(st.steps), strings.Join(steps, ", "), s.Revision(), e.Err),
-					Related: append([]int(nil), st.steps[:len(st.steps)-1]...),
+						"and the store did not change in between (it stayed at revision %d), so retrying cannot help;\n"+
+						"every failure came after step %d, when the faults were over and every cache had caught up with the store:\n%s",
+						e.Actor, req, len(st.steps), strings.Join(steps, ", "), s.Revision(), caughtUp, e.Err),
+					Related: append([]int{caughtUp}, st.steps[:len(st.steps)-1]...),
 				}
 				delete(streaks, key)
 				return v

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -112,6 +113,31 @@ func TestNoDeleteOfLiveJudgesBeforeState(t *testing.T) {
 	vs := Check(&b.h, memberPVC())
 	require.Len(t, vs, 1)
 	require.Equal(t, 5, vs[0].Step)
+}
+
+// A delete that sets the deletionTimestamp is the decision to delete and is
+// judged; repeating it on the terminating object (no change, same
+// resourceVersion; or only a shorter grace period) is not a second
+// deletion of a live object. The issue-12 regression: the old monitor
+// judged the repeat against the same liveness and flagged it.
+func TestNoDeleteOfLiveIgnoresRepeatedDeleteOfTerminatingObject(t *testing.T) {
+	b := zkBase()
+	b.update(model.ActorUser, "ConfigMap", cr("zk", 1)) // member 1 no longer wanted: rev 5
+	term := pvc("data-zk-1", app)
+	term.Finalizers = []string{"kubernetes.io/pvc-protection"}
+	now := metav1.NewTime(model.Epoch)
+	term.DeletionTimestamp = &now
+	b.write(ctrl, model.OpDelete, "PersistentVolumeClaim", term, model.ChangeModified) // rev 6, legitimate
+	b.update(model.ActorUser, "ConfigMap", cr("zk", 2))                                // member 1 wanted again: rev 7
+	// The controller deletes again (it retries its clean-up): nothing
+	// changes, the store answers with the same resourceVersion.
+	b.next(model.Event{Actor: ctrl, Op: model.OpDelete, Kind: "PersistentVolumeClaim", Namespace: ns, Name: "data-zk-1", Server: 1, Rev: 6})
+	require.Empty(t, Check(&b.h, memberPVC()))
+	// A delete of a live (not terminating) member is still flagged.
+	b.remove(ctrl, "PersistentVolumeClaim", pvc("data-zk-0", app))
+	vs := Check(&b.h, memberPVC())
+	require.Len(t, vs, 1)
+	require.Contains(t, vs[0].Explanation, "data-zk-0")
 }
 
 // stsDesired: the StatefulSet zk must have at least the CR's committed
@@ -222,6 +248,7 @@ func TestNoStuckReconcileViolation(t *testing.T) {
 	b := zkBase()
 	const err = "NotFound: pods \"zk-1\" not found"
 	settle(b)
+	up := caughtUp(b)
 	s1 := reconcileOnce(b, err)
 	b.next(model.Event{Actor: model.ActorClock, Op: model.OpTick}) // time passes, store does not change
 	s2 := reconcileOnce(b, err)
@@ -231,8 +258,9 @@ func TestNoStuckReconcileViolation(t *testing.T) {
 	v := vs[0]
 	require.Equal(t, "NoStuckReconcile(3)", v.Property)
 	require.Equal(t, s3, v.Step)
-	require.Equal(t, []int{s1, s2}, v.Related)
+	require.Equal(t, []int{up, s1, s2}, v.Related)
 	require.Contains(t, v.Explanation, fmt.Sprintf("at steps %d, %d, %d", s1, s2, s3))
+	require.Contains(t, v.Explanation, fmt.Sprintf("every failure came after step %d", up))
 	require.Contains(t, v.Explanation, "ConfigMap default/zk")
 	require.Contains(t, v.Explanation, "stayed at revision 4")
 	require.Contains(t, v.Explanation, err)
@@ -243,6 +271,7 @@ func TestNoStuckReconcileNoViolation(t *testing.T) {
 	// A change in between restarts the count.
 	b := zkBase()
 	settle(b)
+	caughtUp(b)
 	reconcileOnce(b, err)
 	reconcileOnce(b, err)
 	b.update(model.ActorUser, "ConfigMap", cr("zk", 3))
@@ -259,30 +288,51 @@ func TestNoStuckReconcileNoViolation(t *testing.T) {
 	// The same history with k=2 is stuck at the second failure.
 	vs := Check(&b.h, NoStuckReconcile(2))
 	require.Len(t, vs, 1)
-	require.Equal(t, 11, vs[0].Step)
+	require.Equal(t, 12, vs[0].Step)
 	require.Panics(t, func() { NoStuckReconcile(0) })
 }
 
-// While faults are active (before Settle) failures are expected: a streak
-// is reported only when it goes on after the faults are over, and one that
-// a success ends at the settle is not.
-func TestNoStuckReconcileIgnoresFailuresDuringFaults(t *testing.T) {
+// While faults are active, or their effects linger after Settle (an
+// informer not yet caught up), failures are expected: only failures after
+// CaughtUp count, however many came before. The issue-12 regression: the
+// old monitor counted the five fault-phase failures and fired at the first
+// failure after Settle.
+func TestNoStuckReconcileIgnoresFailuresBeforeCaughtUp(t *testing.T) {
 	const err = "Conflict: the object has been modified"
 	b := zkBase()
 	for i := 0; i < 5; i++ {
 		reconcileOnce(b, err)
 	}
-	require.Empty(t, Check(&b.h, NoStuckReconcile(3)))
 	settle(b)
+	reconcileOnce(b, err) // after Settle, before the caches caught up
+	reconcileOnce(b, err)
+	require.Empty(t, Check(&b.h, NoStuckReconcile(3)))
+	up := caughtUp(b)
 	healed := *b
 	healed.h.Events = append([]model.Event(nil), b.h.Events...)
 	reconcileOnce(&healed, "")
 	reconcileOnce(&healed, err)
 	require.Empty(t, Check(&healed.h, NoStuckReconcile(3)))
+	first := reconcileOnce(b, err)
+	reconcileOnce(b, err)
+	require.Empty(t, Check(&b.h, NoStuckReconcile(3)), "two failures after CaughtUp are not three")
 	last := reconcileOnce(b, err)
 	vs := Check(&b.h, NoStuckReconcile(3))
 	require.Len(t, vs, 1)
 	require.Equal(t, last, vs[0].Step)
+	require.Equal(t, up, vs[0].Related[0])
+	require.Equal(t, first, vs[0].Related[1])
+	// Without a CaughtUp event nothing is judged.
+	b2 := zkBase()
+	settle(b2)
+	for i := 0; i < 5; i++ {
+		reconcileOnce(b2, err)
+	}
+	require.Empty(t, Check(&b2.h, NoStuckReconcile(3)))
+}
+
+func caughtUp(b *builder) int {
+	return b.next(model.Event{Actor: model.ActorFault, Op: model.OpCaughtUp}).Step
 }
 
 func settle(b *builder) {
@@ -293,6 +343,7 @@ func TestNoStuckReconcileSeparatesRequests(t *testing.T) {
 	b := &builder{}
 	const err = "boom"
 	settle(b)
+	caughtUp(b)
 	for i := 0; i < 2; i++ {
 		for _, name := range []string{"a", "b"} {
 			b.op(ctrl, model.OpReconcile, "ConfigMap", name, "")
@@ -303,8 +354,8 @@ func TestNoStuckReconcileSeparatesRequests(t *testing.T) {
 	require.Empty(t, Check(&b.h, NoStuckReconcile(3)))
 	vs := Check(&b.h, NoStuckReconcile(2))
 	require.Len(t, vs, 1)
-	require.Equal(t, 7, vs[0].Step)
-	require.Equal(t, []int{3}, vs[0].Related)
+	require.Equal(t, 8, vs[0].Step)
+	require.Equal(t, []int{2, 4}, vs[0].Related)
 	require.Contains(t, vs[0].Explanation, "ConfigMap default/a")
 }
 

@@ -2,7 +2,9 @@ package properties
 
 import (
 	"fmt"
+	"reflect"
 	"sort"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
@@ -21,12 +23,22 @@ import (
 // carried them: they are never mutated, and callers of Get and List must not
 // mutate them either.
 //
+// Look objects up by Go type with the package functions Get and List
+// (properties.Get[*corev1.Pod](s, ns, name)): a misspelt type does not
+// compile. The methods Get and List take a Kind string; with a scheme
+// (UseScheme, which the simulator sets) a kind the scheme does not know
+// panics with what to do instead of silently returning nothing.
+//
 // The zero value is not usable; call NewState.
 type State struct {
 	kinds map[string]map[string]stored // kind -> namespace/name -> object
 	rev   model.Revision
 	step  int // step of the last applied change event, 0 for none
 	count int // number of objects held
+
+	scheme     *runtime.Scheme
+	knownKinds map[string]bool         // every Kind the scheme registers
+	typeKinds  map[reflect.Type]string // Go type -> Kind, resolved once
 }
 
 // NewState returns an empty store at revision 0.
@@ -103,16 +115,61 @@ func (s *State) Apply(e *model.Event) {
 	s.step = e.Step
 }
 
-// Get returns the object of that kind stored under namespace/name.
+// UseScheme makes the state check every kind it is asked for against
+// scheme: a Kind string or Go type the scheme does not register panics
+// (a property that asks for it is broken and would otherwise hold
+// vacuously). It returns s.
+func (s *State) UseScheme(scheme *runtime.Scheme) *State {
+	s.scheme = scheme
+	s.knownKinds = make(map[string]bool)
+	for gvk := range scheme.AllKnownTypes() {
+		s.knownKinds[gvk.Kind] = true
+	}
+	return s
+}
+
+// checkKind panics on a kind the scheme does not know.
+func (s *State) checkKind(kind string) {
+	if s.knownKinds == nil || s.knownKinds[kind] {
+		return
+	}
+	var near []string
+	for k := range s.knownKinds {
+		if strings.EqualFold(k, kind) || strings.EqualFold(k+"s", kind) || strings.EqualFold(k, kind+"s") {
+			near = append(near, k)
+		}
+	}
+	sort.Strings(near)
+	hint := ""
+	if len(near) > 0 {
+		hint = fmt.Sprintf(" (did you mean %s?)", strings.Join(near, " or "))
+	}
+	panic(fmt.Sprintf("properties: unknown kind %q%s: no type of that kind is registered in the scenario's scheme, so a lookup would always come back empty. "+
+		"Kinds are case-sensitive and singular, e.g. \"Pod\"; look objects up by Go type instead: properties.Get[*corev1.Pod](s, namespace, name)", kind, hint))
+}
+
+// Get returns the object of that kind stored under namespace/name. Prefer
+// the package function Get, which takes a Go type.
 func (s *State) Get(kind, namespace, name string) (runtime.Object, bool) {
+	s.checkKind(kind)
+	return s.get(kind, namespace, name)
+}
+
+// get is Get for a kind taken from an event: known to exist.
+func (s *State) get(kind, namespace, name string) (runtime.Object, bool) {
 	st, ok := s.kinds[kind][ObjectKey(namespace, name)]
 	return st.obj, ok
 }
 
 // List returns the objects of kind in namespace ("" for every namespace)
 // whose labels match selector (nil matches everything), sorted by
-// namespace/name.
+// namespace/name. Prefer the package function List, which takes a Go type.
 func (s *State) List(kind string, namespace string, selector labels.Selector) []runtime.Object {
+	s.checkKind(kind)
+	return s.list(kind, namespace, selector)
+}
+
+func (s *State) list(kind string, namespace string, selector labels.Selector) []runtime.Object {
 	objs := s.kinds[kind]
 	keys := make([]string, 0, len(objs))
 	for k, st := range objs {
@@ -145,3 +202,67 @@ func (s *State) Step() int { return s.step }
 
 // Len is the number of objects held, of every kind.
 func (s *State) Len() int { return s.count }
+
+// kindOfType is the Kind objects of Go type t are stored under: the kind
+// the scheme registers t as, or (without a scheme) the type's name, which is
+// the Kind by the convention every scheme registration follows.
+func (s *State) kindOfType(t reflect.Type) string {
+	if k, ok := s.typeKinds[t]; ok {
+		return k
+	}
+	if t == nil || t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+		panic(fmt.Sprintf("properties: Get/List need a pointer to an API struct type, e.g. properties.List[*corev1.Pod]; got %v", t))
+	}
+	kind := t.Elem().Name()
+	if s.scheme != nil {
+		obj, ok := reflect.New(t.Elem()).Interface().(runtime.Object)
+		if !ok {
+			panic(fmt.Sprintf("properties: %v is not a runtime.Object", t))
+		}
+		gvks, _, err := s.scheme.ObjectKinds(obj)
+		if err != nil || len(gvks) == 0 {
+			panic(fmt.Sprintf("properties: type %v is not registered in the scenario's scheme, so no object of it can be in the store; register it (its AddToScheme) or look up the type you meant", t))
+		}
+		kind = gvks[0].Kind
+	}
+	if s.typeKinds == nil {
+		s.typeKinds = make(map[reflect.Type]string)
+	}
+	s.typeKinds[t] = kind
+	return kind
+}
+
+// Get returns the object of Go type T (a pointer to an API struct, e.g.
+// *corev1.Pod) stored under namespace/name. A type the state's scheme does
+// not register panics (see State.UseScheme).
+func Get[T runtime.Object](s *State, namespace, name string) (T, bool) {
+	var zero T
+	kind := s.kindOfType(reflect.TypeOf(zero))
+	st, ok := s.kinds[kind][ObjectKey(namespace, name)]
+	if !ok {
+		return zero, false
+	}
+	obj, ok := st.obj.(T)
+	if !ok {
+		panic(fmt.Sprintf("properties: the %s %s in the store is a %T, not a %T", kind, ObjectKey(namespace, name), st.obj, zero))
+	}
+	return obj, true
+}
+
+// List returns the objects of Go type T (e.g. *corev1.Pod) in namespace (""
+// for every namespace) whose labels match selector (nil matches everything),
+// sorted by namespace/name.
+func List[T runtime.Object](s *State, namespace string, selector labels.Selector) []T {
+	var zero T
+	kind := s.kindOfType(reflect.TypeOf(zero))
+	objs := s.list(kind, namespace, selector)
+	out := make([]T, len(objs))
+	for i, o := range objs {
+		obj, ok := o.(T)
+		if !ok {
+			panic(fmt.Sprintf("properties: a %s in the store is a %T, not a %T", kind, o, zero))
+		}
+		out[i] = obj
+	}
+	return out
+}

@@ -32,7 +32,9 @@
 // Every nondeterministic decision is one ChooseStep of the model.Chooser;
 // faults (crash-restart on apiserver k, paused cache, dropped intermediate
 // event, pod eviction) are steps within the scenario's budget, followed by
-// a fair settle phase in which liveness is judged. ScriptChooser and
+// a fair settle phase in which liveness is judged; the first moment after
+// it when every informer has caught up with the store is recorded as
+// CaughtUp. ScriptChooser and
 // RunScript express hand-written schedules by step labels.
 //
 // The world does not model: reconcilers that start goroutines of their own

@@ -85,6 +85,7 @@ func NewWorld(sc *Scenario, chooser model.Chooser, opts RunOptions) (w *World, e
 	w.peek.silent = true
 	w.keepGoing = opts.KeepGoing
 	w.monitor = properties.NewRun(sc.Properties...)
+	w.monitor.State().UseScheme(sc.Scheme)
 	w.OnEvent = w.observe
 	if err := w.Seed(sc.Objects...); err != nil {
 		return nil, fmt.Errorf("scenario %q: %w", sc.Name, err)
@@ -120,14 +121,30 @@ func (w *World) observe(e *model.Event) {
 	if e.Change != model.ChangeNone || e.Op == model.OpExternal {
 		w.writes++
 	}
-	if w.monitor == nil {
+	if w.monitor == nil || w.harnessErr != nil {
 		return
 	}
+	defer w.recoverProperty(e)
 	if vs := w.monitor.Observe(e); len(vs) > 0 {
 		w.violations = append(w.violations, vs...)
 		if !w.keepGoing {
 			w.stopped = true
 		}
+	}
+}
+
+// recoverProperty turns a panicking property (an unknown kind asked of
+// properties.State, a broken predicate) into the run's harness error: it
+// is the scenario's bug, never the controller's, even when the event that
+// triggered it came from a reconcile.
+func (w *World) recoverProperty(e *model.Event) {
+	if p := recover(); p != nil {
+		at := "at the end of the run"
+		if e != nil {
+			at = fmt.Sprintf("at step %d (%s)", e.Step, e.Line())
+		}
+		w.harnessErr = fmt.Errorf("scenario %q: a property panicked %s: %v; fix the property", w.Scenario.Name, at, p)
+		w.stopped = true
 	}
 }
 
@@ -142,6 +159,7 @@ func (w *World) loop() {
 		if !w.settling && w.shouldSettle(max) {
 			w.settle()
 		}
+		w.noteCaughtUp()
 		steps := w.enabledSteps()
 		if len(steps) == 0 {
 			w.quiescent = w.settling && w.workloadDone()
@@ -182,8 +200,31 @@ func (w *World) loop() {
 		w.record(model.ActorClock, model.OpQuiescent, "", "", "", fmt.Sprintf("no change for %s", (w.Clock.Now()-w.quietFrom).String()))
 	}
 	if w.monitor != nil && !w.stopped {
-		w.violations = append(w.violations, w.monitor.Finish(&w.History)...)
+		func() {
+			defer w.recoverProperty(nil)
+			w.violations = append(w.violations, w.monitor.Finish(&w.History)...)
+		}()
 	}
+}
+
+// noteCaughtUp records, once per run, the first moment after Settle when
+// no watch cache is paused and every informer has received every event of
+// its apiserver (and healed what it lost): from here on the controllers
+// see the store as it is, and a reconcile that keeps failing is not
+// failing on a view the faults left stale (properties.NoStuckReconcile).
+func (w *World) noteCaughtUp() {
+	if w.caughtUp || !w.settling || len(w.paused) > 0 {
+		return
+	}
+	for _, h := range w.hosts {
+		for _, inf := range h.informers {
+			if inf.hasPending() {
+				return
+			}
+		}
+	}
+	w.caughtUp = true
+	w.record(model.ActorFault, model.OpCaughtUp, "", "", "", "every informer at revision "+w.Store.rev.String())
 }
 
 // cleanup unwinds every reconcile still in flight so no goroutine outlives

@@ -57,6 +57,7 @@ type World struct {
 	workload int  // index of the next workload step
 	waiting  bool // the workload step ran; its Until has not held yet
 	settling bool
+	caughtUp bool // the CaughtUp event is recorded
 	paused   []*pausedCache
 
 	steps     int

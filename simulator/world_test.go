@@ -204,8 +204,7 @@ func webReady(name string, n int32) func(context.Context, client.Reader) bool {
 
 // webConverged: every WebApp reports as many ready replicas as it asks for.
 func webConverged(s *properties.State) (bool, string) {
-	for _, o := range s.List("WebApp", "", nil) {
-		app := o.(*WebApp)
+	for _, app := range properties.List[*WebApp](s, "", nil) {
 		if app.Status.ReadyReplicas != app.Spec.Replicas {
 			return false, fmt.Sprintf("WebApp %s: %d of %d ready", app.Name, app.Status.ReadyReplicas, app.Spec.Replicas)
 		}

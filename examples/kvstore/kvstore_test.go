@@ -129,13 +129,25 @@ const (
 )
 
 // committed is the KVStore the store holds: what the user asked for.
+// Objects are looked up by Go type: a misspelt type does not compile.
 func committed(s *properties.State, namespace, kvName string) (*kvstore.KVStore, bool) {
-	obj, ok := s.Get("KVStore", namespace, kvName)
+	kv, ok := properties.Get[*kvstore.KVStore](s, namespace, kvName)
 	if !ok {
 		return nil, false
 	}
-	kv := obj.(*kvstore.KVStore)
 	return kv, kv.DeletionTimestamp == nil
+}
+
+// statefulSetOf is this KVStore instance's StatefulSet: owned by its UID, so
+// after a delete and a re-create under the same name the old instance's
+// StatefulSet (still there until the garbage collector removes it) is not
+// taken for the new one's.
+func statefulSetOf(s *properties.State, kv *kvstore.KVStore) (*appsv1.StatefulSet, bool) {
+	sts, ok := properties.Get[*appsv1.StatefulSet](s, kv.Namespace, kv.Name)
+	if !ok || !properties.OwnedBy(sts, kv) {
+		return nil, false
+	}
+	return sts, true
 }
 
 func props() []properties.Property {
@@ -169,26 +181,26 @@ func props() []properties.Property {
 // member PVCs, a StatefulSet asking for spec.replicas, and says so in its
 // status.
 func converged(s *properties.State) (bool, string) {
-	for _, obj := range s.List("KVStore", "", nil) {
-		kv := obj.(*kvstore.KVStore)
+	for _, kv := range properties.List[*kvstore.KVStore](s, "", nil) {
 		if kv.DeletionTimestamp != nil {
 			continue
 		}
 		want := kv.Spec.Replicas
 		var ready, pvcs int32
-		for _, o := range s.List("Pod", kv.Namespace, nil) {
-			if p := o.(*corev1.Pod); p.Labels[kvstore.LabelName] == kv.Name && podReady(p) {
+		sts, ok := statefulSetOf(s, kv)
+		for _, p := range properties.List[*corev1.Pod](s, kv.Namespace, nil) {
+			if ok && properties.OwnedBy(p, sts) && podReady(p) {
 				ready++
 			}
 		}
-		for _, o := range s.List("PersistentVolumeClaim", kv.Namespace, nil) {
-			if p := o.(*corev1.PersistentVolumeClaim); p.Labels[kvstore.LabelName] == kv.Name && p.DeletionTimestamp == nil {
+		for _, p := range properties.List[*corev1.PersistentVolumeClaim](s, kv.Namespace, nil) {
+			if p.Labels[kvstore.LabelName] == kv.Name && p.DeletionTimestamp == nil {
 				pvcs++
 			}
 		}
 		stsReplicas := int32(-1)
-		if o, ok := s.Get("StatefulSet", kv.Namespace, kv.Name); ok && o.(*appsv1.StatefulSet).Spec.Replicas != nil {
-			stsReplicas = *o.(*appsv1.StatefulSet).Spec.Replicas
+		if ok && sts.Spec.Replicas != nil {
+			stsReplicas = *sts.Spec.Replicas
 		}
 		if ready != want || pvcs != want || stsReplicas != want || kv.Status.ReadyReplicas != want || kv.Status.Phase != kvstore.PhaseReady {
 			return false, fmt.Sprintf("%s/%s wants %d members: %d ready pods, %d live PVCs, StatefulSet replicas %d, status %d ready, phase %q",

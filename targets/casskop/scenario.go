@@ -133,8 +133,7 @@ func Properties() []properties.Property {
 // converged: the rack has nodesPerRacks ready pods and PVCs, its
 // StatefulSet asks for nodesPerRacks, and the last action is Done.
 func converged(s *properties.State) (bool, string) {
-	for _, obj := range s.List("CassandraCluster", "", nil) {
-		cc := obj.(*CassandraCluster)
+	for _, cc := range properties.List[*CassandraCluster](s, "", nil) {
 		if cc.DeletionTimestamp != nil {
 			continue
 		}
@@ -143,18 +142,22 @@ func converged(s *properties.State) (bool, string) {
 				name := StatefulSetName(cc.Name, dc.Name, rack.Name)
 				want := cc.Spec.NodesPerRacks
 				var ready, pvcs int32
+				// Only this instance's StatefulSet and its pods count: a
+				// re-created cluster of the same name is a new instance.
+				sts, stsOK := properties.Get[*appsv1.StatefulSet](s, cc.Namespace, name)
+				stsOK = stsOK && properties.ControlledBy(sts, cc)
 				for i := int32(0); i < want+4; i++ {
 					pod := PodName(name, i)
-					if p, ok := s.Get("Pod", cc.Namespace, pod); ok && simulator.PodServing(p.(*corev1.Pod)) {
+					if p, ok := properties.Get[*corev1.Pod](s, cc.Namespace, pod); ok && stsOK && properties.ControlledBy(p, sts) && simulator.PodServing(p) {
 						ready++
 					}
-					if p, ok := s.Get("PersistentVolumeClaim", cc.Namespace, PVCName(pod)); ok && p.(*corev1.PersistentVolumeClaim).DeletionTimestamp == nil {
+					if p, ok := properties.Get[*corev1.PersistentVolumeClaim](s, cc.Namespace, PVCName(pod)); ok && p.DeletionTimestamp == nil {
 						pvcs++
 					}
 				}
 				stsReplicas := int32(-1)
-				if o, ok := s.Get("StatefulSet", cc.Namespace, name); ok && o.(*appsv1.StatefulSet).Spec.Replicas != nil {
-					stsReplicas = *o.(*appsv1.StatefulSet).Spec.Replicas
+				if stsOK && sts.Spec.Replicas != nil {
+					stsReplicas = *sts.Spec.Replicas
 				}
 				action := "none"
 				if rs := cc.Status.CassandraRackStatus[DCRackName(dc.Name, rack.Name)]; rs != nil {

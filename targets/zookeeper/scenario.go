@@ -127,12 +127,27 @@ const crKind = "ZookeeperCluster"
 
 // committedCR is the ZookeeperCluster the store holds: what the user asked.
 func committedCR(s *properties.State, namespace, name string) (*ZookeeperCluster, bool) {
-	obj, ok := s.Get(crKind, namespace, name)
+	cr, ok := properties.Get[*ZookeeperCluster](s, namespace, name)
 	if !ok {
 		return nil, false
 	}
-	cr := obj.(*ZookeeperCluster)
 	return cr, cr.DeletionTimestamp == nil
+}
+
+// memberPod is member ord's pod of this instance of cr: the pod of that name
+// whose controller is the StatefulSet this cr instance owns. After a delete
+// and a re-create of the CR under the same name, the old instance's pods
+// (until the garbage collector removes them) are not the new one's members.
+func memberPod(s *properties.State, cr *ZookeeperCluster, ord int) (*corev1.Pod, bool) {
+	pod, ok := properties.Get[*corev1.Pod](s, cr.Namespace, PodName(cr.Name, ord))
+	if !ok {
+		return nil, false
+	}
+	sts, ok := properties.Get[*appsv1.StatefulSet](s, cr.Namespace, StatefulSetName(cr.Name))
+	if !ok || !properties.ControlledBy(sts, cr) || !properties.ControlledBy(pod, sts) {
+		return nil, false
+	}
+	return pod, true
 }
 
 // Properties are the guarantees the zookeeper scenarios check.
@@ -153,11 +168,11 @@ func Properties() []properties.Property {
 				if !ok || int32(ord) >= cr.Spec.Replicas {
 					return false, ""
 				}
-				pod, ok := s.Get("Pod", pvc.Namespace, PodName(cr.Name, ord))
-				if !ok || pod.(*corev1.Pod).DeletionTimestamp != nil {
+				pod, ok := memberPod(s, cr, ord)
+				if !ok || pod.DeletionTimestamp != nil {
 					return false, ""
 				}
-				return true, fmt.Sprintf("member %d is wanted (the committed %s/%s has spec.replicas=%d at rev %s) and its pod %s exists", ord, cr.Namespace, cr.Name, cr.Spec.Replicas, cr.ResourceVersion, pod.(*corev1.Pod).Name)
+				return true, fmt.Sprintf("member %d is wanted (the committed %s/%s has spec.replicas=%d at rev %s) and its pod %s exists", ord, cr.Namespace, cr.Name, cr.Spec.Replicas, cr.ResourceVersion, pod.Name)
 			}),
 		properties.NoScaleBelow("NoScaleBelow(member StatefulSet)", func(s *properties.State, sts *appsv1.StatefulSet) (int32, bool, string) {
 			ref := metav1.GetControllerOf(sts)
@@ -165,8 +180,8 @@ func Properties() []properties.Property {
 				return 0, false, ""
 			}
 			cr, ok := committedCR(s, sts.Namespace, ref.Name)
-			if !ok {
-				return 0, false, ""
+			if !ok || !properties.ControlledBy(sts, cr) {
+				return 0, false, "" // no CR, or an earlier instance's StatefulSet
 			}
 			return cr.Spec.Replicas, true, fmt.Sprintf("the committed %s/%s has spec.replicas=%d at rev %s", cr.Namespace, cr.Name, cr.Spec.Replicas, cr.ResourceVersion)
 		}),
@@ -179,21 +194,22 @@ func Properties() []properties.Property {
 // converged: every ZookeeperCluster has exactly spec.replicas ready member
 // pods, live member PVCs, and a StatefulSet asking for spec.replicas.
 func converged(s *properties.State) (bool, string) {
-	for _, obj := range s.List(crKind, "", nil) {
-		cr := obj.(*ZookeeperCluster)
+	for _, cr := range properties.List[*ZookeeperCluster](s, "", nil) {
 		if cr.DeletionTimestamp != nil {
 			continue
 		}
 		want := int(cr.Spec.Replicas)
 		ready, pvcs, extra := 0, 0, 0
-		for _, o := range s.List("Pod", cr.Namespace, nil) {
-			p := o.(*corev1.Pod)
-			if p.Labels[AppLabel] == cr.Name && simulator.PodServing(p) {
+		sts, ok := properties.Get[*appsv1.StatefulSet](s, cr.Namespace, StatefulSetName(cr.Name))
+		if ok && !properties.ControlledBy(sts, cr) {
+			sts, ok = nil, false // the StatefulSet of an earlier instance of the same name
+		}
+		for _, p := range properties.List[*corev1.Pod](s, cr.Namespace, nil) {
+			if ok && properties.ControlledBy(p, sts) && simulator.PodServing(p) {
 				ready++
 			}
 		}
-		for _, o := range s.List("PersistentVolumeClaim", cr.Namespace, nil) {
-			p := o.(*corev1.PersistentVolumeClaim)
+		for _, p := range properties.List[*corev1.PersistentVolumeClaim](s, cr.Namespace, nil) {
 			if p.Labels[AppLabel] != cr.Name || p.DeletionTimestamp != nil {
 				continue
 			}
@@ -209,10 +225,8 @@ func converged(s *properties.State) (bool, string) {
 			extra = 0
 		}
 		stsReplicas := int32(-1)
-		if o, ok := s.Get("StatefulSet", cr.Namespace, StatefulSetName(cr.Name)); ok {
-			if r := o.(*appsv1.StatefulSet).Spec.Replicas; r != nil {
-				stsReplicas = *r
-			}
+		if ok && sts.Spec.Replicas != nil {
+			stsReplicas = *sts.Spec.Replicas
 		}
 		if ready != want || pvcs != want || extra != 0 || stsReplicas != cr.Spec.Replicas {
 			return false, fmt.Sprintf("%s/%s wants %d members: %d ready pods, %d live member PVCs and %d left over, StatefulSet replicas %d", cr.Namespace, cr.Name, want, ready, pvcs, extra, stsReplicas)

@@ -45,10 +45,14 @@ func TestConvergedRespectsReclaimPolicy(t *testing.T) {
 	}
 	cr := &ZookeeperCluster{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: CRName}, Spec: ZookeeperClusterSpec{Replicas: 1, Persistence: &Persistence{ReclaimPolicy: VolumeReclaimPolicyRetain}}}
 	cr.SetGroupVersionKind(GroupVersion.WithKind("ZookeeperCluster"))
-	one := int32(1)
-	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: CRName}, Spec: appsv1.StatefulSetSpec{Replicas: &one}}
+	cr.UID = "uid-cr"
+	one, yes := int32(1), true
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: StatefulSetName(CRName), UID: "uid-sts",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: GroupVersion.String(), Kind: "ZookeeperCluster", Name: CRName, UID: cr.UID, Controller: &yes}}},
+		Spec: appsv1.StatefulSetSpec{Replicas: &one}}
 	sts.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("StatefulSet"))
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: PodName(CRName, 0), Labels: Labels(CRName)},
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: PodName(CRName, 0), Labels: Labels(CRName),
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: sts.Name, UID: sts.UID, Controller: &yes}}},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}}
 	pod.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Pod"))
 	add(cr)
