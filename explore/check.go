@@ -2,24 +2,52 @@ package explore
 
 import (
 	"encoding/binary"
+	"flag"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/opcheck/opcheck/model"
 	"github.com/opcheck/opcheck/simulator"
+	"github.com/opcheck/opcheck/traces"
 )
 
-// Check explores sc from a go test, with DefaultOptions changed by opts,
-// and fails t with the violation and the recipe that replays it. A harness
-// error fails t as well.
+// Check explores sc from a go test, with DefaultOptions changed by opts
+// (the exhaustive search of the scenario's bounded space, as `explore
+// check` does), and fails t with the violation and the recipe that
+// replays it. A harness error fails t as well.
 //
 //	func TestMyOperator(t *testing.T) {
-//		explore.Check(t, myScenario(), explore.WithSchedules(500))
+//		explore.Check(t, myScenario())
 //	}
+//
+// The trace of a violation is written, atomically, to $OPCHECK_OUT when
+// set, else to testdata/opcheck/ in the test's package directory (see
+// CheckOutDir), named after the scenario. The recipe prints the go test
+// command that replays it from the user's module, with the flags Check
+// reads in a test binary:
+//
+//	go test PACKAGE -run '^TestMyOperator$' -v -opcheck.replay=TRACE   replay: fails (exit 1) when the violation reproduces
+//	go test PACKAGE -run '^TestMyOperator$' -v -opcheck.view=TRACE     write the HTML viewer next to the trace
+//	go test PACKAGE -run '^TestMyOperator$' -v -opcheck.shrink=TRACE   write a shorter trace with the same violation (.min.trace)
+//
+// With one of these flags, the Check of the trace's scenario does that
+// instead of exploring (other Checks of the test are skipped, and a test
+// with no Check of the trace's scenario fails). The trace records its go
+// test command on its rebuild line, so `explore replay` of another build
+// prints it too. A harness error in this mode exits the test binary with
+// status 2 (go test itself reports every failing binary as 1).
 func Check(t testing.TB, sc *simulator.Scenario, opts ...Option) Report {
 	t.Helper()
+	if verb, path := traceFlag(); path != "" {
+		return checkTrace(t, sc, verb, path)
+	}
 	o := DefaultOptions()
 	for _, f := range opts {
 		f(&o)
@@ -29,9 +57,182 @@ func Check(t testing.TB, sc *simulator.Scenario, opts ...Option) Report {
 	case VerdictError:
 		t.Fatalf("explore %s: %v", sc.Name, rep.Err)
 	case VerdictViolation:
-		t.Fatalf("%s", Recipe(rep))
+		rebuild := testRebuild(t.Name())
+		dir := CheckOutDir()
+		path, err := writeTrace(dir, rep, rebuild)
+		if err != nil {
+			t.Fatalf("%s\ncannot write its trace to %s: %v; set $OPCHECK_OUT to a writable directory", Recipe(rep), dir, err)
+			return rep
+		}
+		rep.Trace = path
+		rep.Replay = testVerb(rebuild, "replay", path)
+		recipe := Recipe(rep)
+		recipe += fmt.Sprintf("\nview: %s\nshrink: %s\n(go test runs the test in its package directory %s: the trace path is relative to it)", testVerb(rebuild, "view", path), testVerb(rebuild, "shrink", path), packageDir())
+		t.Fatalf("%s", recipe)
 	}
 	return rep
+}
+
+// CheckOutDir is where Check writes the trace of a violation: $OPCHECK_OUT
+// when set, else testdata/opcheck (relative to the working directory,
+// which go test sets to the test's package directory).
+func CheckOutDir() string {
+	if d := os.Getenv("OPCHECK_OUT"); d != "" {
+		return d
+	}
+	return filepath.Join("testdata", "opcheck")
+}
+
+// The test binary flags Check reads (registered only in test binaries, so
+// that a user's main program keeps its flag set).
+var traceFlags = map[string]*string{}
+
+func init() {
+	if !testing.Testing() {
+		return
+	}
+	for _, f := range []struct{ verb, usage string }{
+		{"replay", "opcheck: replay this trace in the explore.Check of its scenario instead of exploring; the test fails when the violation reproduces"},
+		{"view", "opcheck: write the HTML viewer of this trace (TRACE.html) in the explore.Check of its scenario instead of exploring"},
+		{"shrink", "opcheck: shrink this trace (to TRACE.min.trace) in the explore.Check of its scenario instead of exploring"},
+	} {
+		traceFlags[f.verb] = flag.String("opcheck."+f.verb, "", f.usage)
+	}
+}
+
+// traceFlag returns the verb and trace of the -opcheck.* flag set, if any.
+func traceFlag() (verb, path string) {
+	for _, v := range []string{"replay", "view", "shrink"} {
+		if p := traceFlags[v]; p != nil && *p != "" {
+			return v, *p
+		}
+	}
+	return "", ""
+}
+
+// matched records, per test, whether a Check of the replayed trace's
+// scenario ran.
+var matched sync.Map // testing.TB -> *atomic.Bool
+
+// checkTrace is Check under -opcheck.replay, -opcheck.view or
+// -opcheck.shrink: the CLI verb on the trace, over the one scenario sc.
+func checkTrace(t testing.TB, sc *simulator.Scenario, verb, path string) Report {
+	t.Helper()
+	rep := Report{Scenario: sc.Name, Verdict: VerdictInconclusive, Trace: path}
+	tr, err := traces.ReadFile(path)
+	if err != nil {
+		harnessExit(t, fmt.Sprintf("-opcheck.%s: %v (fix the file, or write a fresh trace by running the test without -opcheck.%s)", verb, err, verb))
+		return rep
+	}
+	m, loaded := matched.LoadOrStore(t, new(atomic.Bool))
+	hit := m.(*atomic.Bool)
+	if !loaded {
+		t.Cleanup(func() {
+			matched.Delete(t)
+			if !hit.Load() {
+				t.Errorf("-opcheck.%s=%s: no explore.Check of scenario %q ran in %s; run the test its trace names (%s)", verb, path, tr.Scenario, t.Name(), tr.Rebuild)
+			}
+		})
+	}
+	if tr.Scenario != sc.Name {
+		t.Logf("-opcheck.%s: skipped %s: the trace is of %s", verb, sc.Name, tr.Scenario)
+		return rep
+	}
+	hit.Store(true)
+	rebuild := tr.Rebuild
+	if rebuild == "" {
+		rebuild = testRebuild(t.Name())
+	}
+	c := &cli{scenarios: []*simulator.Scenario{sc}, prog: "explore", rebuild: rebuild, replayTrace: func(p string) string {
+		return testVerb(rebuild, "replay", p)
+	}}
+	var out, errb strings.Builder
+	code := c.run([]string{verb, path}, &out, &errb)
+	msg := strings.TrimSpace(out.String() + errb.String())
+	switch code {
+	case exitViolation:
+		rep.Verdict = VerdictViolation
+		t.Fatalf("%s", msg)
+	case exitOK:
+		t.Logf("%s", msg)
+	default:
+		harnessExit(t, msg)
+	}
+	return rep
+}
+
+// harnessExit reports a harness error of a test run under an -opcheck.*
+// flag and ends the test binary with status 2: it is not a finding, and
+// the status says so to whoever runs the compiled test binary.
+func harnessExit(t testing.TB, msg string) {
+	t.Helper()
+	fmt.Fprintf(os.Stderr, "--- FAIL: %s\n    opcheck: error: %s\n", t.Name(), msg)
+	os.Exit(exitUsage)
+}
+
+// testVerb is the go test command that runs verb (replay, view, shrink) on
+// the trace at path in the test rebuild names. -v shows what it did when
+// the test passes (go test hides a passing test's log otherwise).
+func testVerb(rebuild, verb, path string) string {
+	return rebuild + " -v -opcheck." + verb + "=" + shellQuote(path)
+}
+
+// testRebuild is the go test command that runs the test named name (as
+// t.Name() gives it) of the package in the working directory: "go test
+// PACKAGE -run PATTERN".
+func testRebuild(name string) string {
+	var parts []string
+	for _, p := range strings.Split(name, "/") {
+		parts = append(parts, "^"+regexp.QuoteMeta(p)+"$")
+	}
+	return "go test " + packagePath() + " -run " + shellQuote(strings.Join(parts, "/"))
+}
+
+// packageDir is the working directory: under go test, the test's package
+// directory.
+func packageDir() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "."
+	}
+	return wd
+}
+
+// packagePath is the import path of the package in the working directory,
+// from the module path in the nearest go.mod above it; "." when there is
+// none.
+func packagePath() string {
+	dir := packageDir()
+	for d := dir; ; d = filepath.Dir(d) {
+		data, err := os.ReadFile(filepath.Join(d, "go.mod"))
+		if err == nil {
+			mod := modulePath(data)
+			if mod == "" {
+				return "."
+			}
+			rel, err := filepath.Rel(d, dir)
+			if err != nil {
+				return "."
+			}
+			if rel == "." {
+				return mod
+			}
+			return mod + "/" + filepath.ToSlash(rel)
+		}
+		if filepath.Dir(d) == d {
+			return "."
+		}
+	}
+}
+
+// modulePath reads the module line of a go.mod file.
+func modulePath(gomod []byte) string {
+	for _, line := range strings.Split(string(gomod), "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "module"); ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t') {
+			return strings.Trim(strings.TrimSpace(rest), `"`)
+		}
+	}
+	return ""
 }
 
 // Recipe is the human report of a violation: the property, the step, the
@@ -54,7 +255,7 @@ func Recipe(rep Report) string {
 		fmt.Fprintf(&b, "trace: %s\n", rep.Trace)
 	}
 	if rep.Replay != "" {
-		fmt.Fprintf(&b, "replay: %s\n", rep.Replay)
+		fmt.Fprintf(&b, "replay: %s   (exit 1: it reproduces)\n", rep.Replay)
 	}
 	choices := model.FormatChoices(rep.Choices)
 	fmt.Fprintf(&b, "choices: %s\n", choices)

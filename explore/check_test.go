@@ -27,6 +27,7 @@ func (f *fakeTB) Fatalf(format string, args ...any) {
 func TestCheckFailsWithTheRecipe(t *testing.T) {
 	// Seed 128 is the casskop/buggy schedule random exploration from seed 1
 	// stops at (TestFindsSeedBugs).
+	t.Setenv("OPCHECK_OUT", t.TempDir())
 	ft := &fakeTB{TB: t}
 	rep := Check(ft, lookup(t, "casskop/buggy"), WithStrategy(StrategyRandom), WithSeed(128), WithSchedules(1))
 	if !ft.failed {
@@ -84,6 +85,7 @@ func TestRecipeReplaysForEachStrategy(t *testing.T) {
 		t.Fatalf("no seed in the random recipe:\n%s", Recipe(rnd))
 	}
 	seed, _ := strconv.ParseUint(m[1], 10, 64)
+	t.Setenv("OPCHECK_OUT", t.TempDir())
 	ft := &fakeTB{TB: t}
 	again := Check(ft, sc, WithStrategy(StrategyRandom), WithSeed(seed), WithSchedules(1), WithFaults(rnd.Faults))
 	if !ft.failed || again.Violation == nil || again.Violation.Step != rnd.Violation.Step {

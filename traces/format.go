@@ -32,6 +32,12 @@ type Trace struct {
 	Scenario string
 	// OpcheckVersion is the opcheck that wrote the trace.
 	OpcheckVersion string
+	// Rebuild says how to get a program that knows Scenario, for a
+	// scenario that is not opcheck's own: "go build PACKAGE" (a main
+	// package that calls explore.Main) or "go test PACKAGE -run PATTERN"
+	// (a test that calls explore.Check). Empty when not recorded (an
+	// optional line of the format).
+	Rebuild string
 	// Faults is the fault budget the run had.
 	Faults model.FaultBudget
 	// Choices is the choice stream; replaying it reproduces the run.
@@ -111,6 +117,9 @@ func (t *Trace) Validate() error {
 		return err
 	}
 	if err := singleLine("opcheck version", t.OpcheckVersion); err != nil {
+		return err
+	}
+	if err := singleLine("rebuild", t.Rebuild); err != nil {
 		return err
 	}
 	if err := validBudget(t.Faults); err != nil {

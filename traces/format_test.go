@@ -25,7 +25,8 @@ func TestRoundTrip(t *testing.T) {
 	noViolation := FromRun("casskop/fixed", model.FaultBudget{Drops: 2}, nil, sampleHistory(), nil)
 	empty := &Trace{Version: 1, Scenario: "empty"}
 	bare := &Trace{Scenario: "s", Violation: &Violation{Property: "P", Step: 0}}
-	for name, tr := range map[string]*Trace{"full": full, "no-violation": noViolation, "empty": empty, "bare-violation": bare} {
+	rebuilt := &Trace{Scenario: "kv/broken", Rebuild: "go test example.com/kv -run '^TestKV$'"}
+	for name, tr := range map[string]*Trace{"full": full, "no-violation": noViolation, "empty": empty, "bare-violation": bare, "rebuild": rebuilt} {
 		t.Run(name, func(t *testing.T) {
 			first := writeString(t, tr)
 			parsed, err := Parse(strings.NewReader(first))
@@ -83,6 +84,7 @@ func TestWriteRefusesBrokenTraces(t *testing.T) {
 		"empty property":      {Scenario: "s", Violation: &Violation{}},
 		"step past the end":   {Scenario: "s", Events: []string{"user Tick -> ok t=0s #1"}, Violation: &Violation{Property: "P", Step: 2}},
 		"negative budget":     {Scenario: "s", Faults: model.FaultBudget{Crashes: -1}},
+		"newline in rebuild":  {Scenario: "s", Rebuild: "go test\nend"},
 	} {
 		var b bytes.Buffer
 		if err := Write(&b, tr); err == nil {
@@ -127,8 +129,10 @@ func TestParseErrors(t *testing.T) {
 		{"missing scenario", replace(2, "# no scenario"), `line 3: want "scenario NAME", got "opcheck v0.1.0"`},
 		{"bad choice", replace(5, "choices step:3/7 step:9/5"), `line 5: want "choices ...", "event ...", "violation PROPERTY" or "end", got "choices step:3/7 step:9/5": choice 2: choice "step:9/5": VALUE and N must be integers with 0 <= VALUE < N`},
 		{"bad choice kind", replace(5, "choices walk:1/2"), `line 5: want "choices ...", "event ...", "violation PROPERTY" or "end", got "choices walk:1/2": choice 1: choice "walk:1/2": unknown choice kind "walk"`},
-		{"bad fault budget", replace(4, "faults crashes=one"), `line 4: want "faults crashes=N stale=N drops=N evictions=N", got "faults crashes=one": fault budget "crashes=one": want NAME=N with N >= 0`},
+		{"bad fault budget", replace(4, "faults crashes=one"), `line 4: want "rebuild COMMAND" or "faults crashes=N stale=N drops=N evictions=N", got "faults crashes=one": fault budget "crashes=one": want NAME=N with N >= 0`},
 		{"unknown fault", replace(4, "faults meteors=1"), `unknown fault "meteors"`},
+		{"rebuild after faults", replace(5, "rebuild go test x"), `line 5: want "choices ...", "event ...", "violation PROPERTY" or "end", got "rebuild go test x"`},
+		{"empty rebuild", replace(3, "rebuild"), `line 3: want "opcheck VERSION", got "rebuild"`},
 		{"violation without step", replace(11, "explanation why not"), `line 11: want "step N", got "explanation why not"`},
 		{"non-numeric step", replace(11, "step eleven"), `line 11: want "step N", got "step eleven": step "eleven" is not a number`},
 		{"step past the end", replace(11, "step 9"), `line 11: want "step N", got "step 9": step 9 is after the last event (#2)`},

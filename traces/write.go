@@ -33,6 +33,9 @@ func Write(w io.Writer, t *Trace) error {
 	line(header+strconv.Itoa(FormatVersion), "")
 	line("scenario", t.Scenario)
 	line("opcheck", t.OpcheckVersion)
+	if t.Rebuild != "" {
+		line("rebuild", t.Rebuild)
+	}
 	line("faults", t.Faults.String())
 	line("#", strconv.Itoa(len(t.Choices))+" choices; replay feeds them back in order (out-of-range values are clamped, then 0)")
 	for i := 0; i < len(t.Choices); i += choicesPerLine {

@@ -15,8 +15,11 @@
 // reproduce), 1 a violation (replay: it reproduced), 2 a usage, input or
 // internal error, with a message that says what to fix.
 //
-// What it models: nothing itself; it is a thin shell over the packages
-// explore, traces and targets (the scenario registry). It knows only the
-// shipped scenarios: a user's own scenario runs from go test with
-// explore.Check.
+// It is explore.Main(targets.All()...): the command line lives in package
+// explore, so that a user's module gets the same verbs, with the same exit
+// statuses, for its own scenarios from a main package of one line (see
+// explore.Main and docs/user-guide.md). Build it (go build or go install)
+// rather than go run it: go run reports every non-zero status as 1.
+//
+// What it models: nothing itself; it only lists the shipped scenarios.
 package main

@@ -1,4 +1,4 @@
-package main
+package explore
 
 import (
 	"flag"
@@ -28,7 +28,7 @@ func sibling(path, old, new string) string {
 }
 
 // shrink is `explore shrink [-o OUT] [-runs N] TRACE`.
-func shrink(args []string, stdout, stderr io.Writer) int {
+func (c *cli) shrink(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("explore shrink", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("o", "", "where to write the shrunk trace (default: TRACE with .trace replaced by .min.trace)")
@@ -48,7 +48,7 @@ func shrink(args []string, stdout, stderr io.Writer) int {
 	if *out == "" {
 		*out = sibling(path, ".trace", ".min.trace")
 	}
-	orig, sc, ok := loadTrace("explore shrink", path, stderr)
+	orig, sc, ok := c.loadTrace("explore shrink", path, stderr)
 	if !ok {
 		return exitUsage
 	}
@@ -90,6 +90,10 @@ func shrink(args []string, stdout, stderr io.Writer) int {
 	if harness != nil {
 		fmt.Fprintf(stderr, "explore shrink: warning: some candidates failed to run (ignored): %v\n", harness)
 	}
+	if min != orig {
+		// A trace of the same scenario, rebuilt the same way.
+		min.Rebuild = orig.Rebuild
+	}
 	if err := traces.WriteFile(*out, min); err != nil {
 		fmt.Fprintf(stderr, "explore shrink: %v; pass -o with a writable path\n", err)
 		return exitUsage
@@ -102,6 +106,6 @@ func shrink(args []string, stdout, stderr io.Writer) int {
 		budget = " (the -runs bound; a larger -runs may shrink further)"
 	}
 	fmt.Fprintf(stdout, "  %d replays in %s%s\n", stats.Runs, elapsed.Round(time.Millisecond), budget)
-	fmt.Fprintf(stdout, "replay it: go run ./cmd/explore replay %s\n", *out)
+	fmt.Fprintf(stdout, "replay it: %s\n", c.replayOf(*out))
 	return exitOK
 }

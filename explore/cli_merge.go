@@ -1,4 +1,4 @@
-package main
+package explore
 
 import (
 	"bufio"
@@ -12,14 +12,12 @@ import (
 	"path/filepath"
 	"text/tabwriter"
 	"time"
-
-	"github.com/opcheck/opcheck/explore"
 )
 
-// merged is one scenario's combined result: an explore.Result without a
+// merged is one scenario's combined result: an Result without a
 // shard, with ShardsSeen of Shards present.
 type merged struct {
-	explore.Result
+	Result
 	ShardsSeen, Shards int
 
 	verdicts []string
@@ -27,7 +25,7 @@ type merged struct {
 }
 
 // result is the merged line as JSON.
-func (m *merged) result() explore.Result {
+func (m *merged) result() Result {
 	r := m.Result
 	r.Shard, r.Shards, r.ShardsSeen = nil, &m.Shards, &m.ShardsSeen
 	return r
@@ -81,9 +79,9 @@ func mergeCmd(args []string, stdout, stderr io.Writer) int {
 	status := exitOK
 	for _, m := range rs {
 		switch m.Verdict {
-		case explore.VerdictViolation:
+		case VerdictViolation:
 			status = exitViolation
-		case explore.VerdictError:
+		case VerdictError:
 			if status == exitOK {
 				status = exitUsage
 			}
@@ -128,7 +126,7 @@ func dash(s string) string {
 // the number of files).
 func mergeFiles(files []string, n int) ([]*merged, error) {
 	type line struct {
-		r     explore.Result
+		r     Result
 		where string
 		file  int
 	}
@@ -152,7 +150,7 @@ func mergeFiles(files []string, n int) ([]*merged, error) {
 			if len(text) == 0 {
 				continue
 			}
-			var r explore.Result
+			var r Result
 			if err := json.Unmarshal(text, &r); err != nil {
 				return nil, &inputError{file: name, line: ln, msg: fmt.Sprintf("not a result of `explore check -json`: %v", err)}
 			}
@@ -194,7 +192,7 @@ func mergeFiles(files []string, n int) ([]*merged, error) {
 	for _, l := range lines {
 		m := byName[l.r.Scenario]
 		if m == nil {
-			m = &merged{Result: explore.Result{Scenario: l.r.Scenario, Strategy: l.r.Strategy}, Shards: n, seen: map[int]string{}}
+			m = &merged{Result: Result{Scenario: l.r.Scenario, Strategy: l.r.Strategy}, Shards: n, seen: map[int]string{}}
 			byName[l.r.Scenario] = m
 			order = append(order, m)
 		}
@@ -214,7 +212,7 @@ func mergeFiles(files []string, n int) ([]*merged, error) {
 		m.States += l.r.States
 		m.ElapsedMS = max(m.ElapsedMS, l.r.ElapsedMS)
 		m.verdicts = append(m.verdicts, l.r.Verdict)
-		if l.r.Verdict == explore.VerdictViolation && m.Property == "" {
+		if l.r.Verdict == VerdictViolation && m.Property == "" {
 			m.Property, m.Trace, m.Replay = l.r.Property, l.r.Trace, l.r.Replay
 		}
 		if l.r.Error != "" && m.Error == "" {
@@ -236,24 +234,24 @@ func mergeVerdicts(vs []string, complete bool) string {
 		has[v] = true
 	}
 	switch {
-	case has[explore.VerdictViolation]:
-		return explore.VerdictViolation
-	case has[explore.VerdictError]:
-		return explore.VerdictError
-	case complete && len(has) == 1 && has[explore.VerdictVerified]:
-		return explore.VerdictVerified
+	case has[VerdictViolation]:
+		return VerdictViolation
+	case has[VerdictError]:
+		return VerdictError
+	case complete && len(has) == 1 && has[VerdictVerified]:
+		return VerdictVerified
 	}
-	return explore.VerdictInconclusive
+	return VerdictInconclusive
 }
 
-func validResult(r *explore.Result) error {
+func validResult(r *Result) error {
 	if r.Scenario == "" {
 		return errors.New(`no "scenario": not a result of explore check -json`)
 	}
 	switch r.Verdict {
-	case explore.VerdictViolation, explore.VerdictVerified, explore.VerdictInconclusive, explore.VerdictError:
+	case VerdictViolation, VerdictVerified, VerdictInconclusive, VerdictError:
 	default:
-		return fmt.Errorf("scenario %s: unknown verdict %q (want %s, %s, %s or %s)", r.Scenario, r.Verdict, explore.VerdictViolation, explore.VerdictVerified, explore.VerdictInconclusive, explore.VerdictError)
+		return fmt.Errorf("scenario %s: unknown verdict %q (want %s, %s, %s or %s)", r.Scenario, r.Verdict, VerdictViolation, VerdictVerified, VerdictInconclusive, VerdictError)
 	}
 	if r.Schedules < 0 || r.States < 0 || r.ElapsedMS < 0 {
 		return fmt.Errorf("scenario %s: negative schedules, states or elapsed_ms", r.Scenario)

@@ -1,4 +1,4 @@
-package main
+package explore
 
 import (
 	"bytes"
@@ -7,8 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"time"
-
-	"github.com/opcheck/opcheck/explore"
 )
 
 // reportRow is one scenario's row of the HTML report.
@@ -117,7 +115,7 @@ func renderReport(dir string, inputs []string, rs []*merged, status int, now tim
 			Trace: m.Trace, TraceHref: traceHref(dir, m.Trace), Error: m.Error,
 		})
 	}
-	for _, v := range []string{explore.VerdictViolation, explore.VerdictError, explore.VerdictInconclusive, explore.VerdictVerified} {
+	for _, v := range []string{VerdictViolation, VerdictError, VerdictInconclusive, VerdictVerified} {
 		if counts[v] > 0 {
 			d.Counts = append(d.Counts, verdictCount{v, counts[v]})
 		}

@@ -1,4 +1,4 @@
-package main
+package explore
 
 import (
 	"errors"
@@ -11,7 +11,6 @@ import (
 	"github.com/opcheck/opcheck/model"
 	"github.com/opcheck/opcheck/properties"
 	"github.com/opcheck/opcheck/simulator"
-	"github.com/opcheck/opcheck/targets"
 	"github.com/opcheck/opcheck/traces"
 )
 
@@ -47,15 +46,19 @@ func verbFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (string, int, 
 
 // loadTrace reads a trace file and looks up its scenario. Errors are
 // printed, prefixed with the verb, with what to do next.
-func loadTrace(verb, path string, stderr io.Writer) (*traces.Trace, *simulator.Scenario, bool) {
+func (c *cli) loadTrace(verb, path string, stderr io.Writer) (*traces.Trace, *simulator.Scenario, bool) {
 	t, err := traces.ReadFile(path)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n(fix the file, or write a fresh trace with explore check)\n", verb, err)
 		return nil, nil, false
 	}
-	sc, err := targets.Lookup(t.Scenario)
+	sc, err := c.lookup(t.Scenario)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %s: %v; the trace was written by a build that had this scenario, so replay it with that build or explore a shipped scenario again\n", verb, path, err)
+		if elsewhere := replayElsewhere(t.Rebuild, path); elsewhere != "" {
+			fmt.Fprintf(stderr, "%s: %s: %v; the trace was written by `%s`, which knows it: replay it there with\n  %s\n", verb, path, err, t.Rebuild, elsewhere)
+		} else {
+			fmt.Fprintf(stderr, "%s: %s: %v; the trace was written by a build that had this scenario, so replay it with that build (its explore.Main or its explore.Check test) or explore a known scenario again\n", verb, path, err)
+		}
 		return nil, nil, false
 	}
 	return t, sc, true
@@ -134,7 +137,7 @@ scenario is unknown.
 `
 
 // replay is `explore replay TRACE`.
-func replay(args []string, stdout, stderr io.Writer) int {
+func (c *cli) replay(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("explore replay", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, replayUsage) }
@@ -142,7 +145,7 @@ func replay(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
-	want, sc, ok := loadTrace("explore replay", path, stderr)
+	want, sc, ok := c.loadTrace("explore replay", path, stderr)
 	if !ok {
 		return exitUsage
 	}

@@ -1,4 +1,4 @@
-package main
+package explore
 
 import (
 	"os"
@@ -10,7 +10,7 @@ import (
 )
 
 // fixture is a committed, shrunk seed-bug trace (traces/testdata).
-const fixture = "../../traces/testdata/zookeeper_buggy.trace"
+const fixture = "../traces/testdata/zookeeper_buggy.trace"
 
 // copyFixture copies the fixture into a temporary directory.
 func copyFixture(t *testing.T) string {
@@ -100,7 +100,7 @@ func TestReplayErrors(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{"malformed", []string{"replay", malformed}, []string{malformed + ": line 4: want \"faults"}},
+		{"malformed", []string{"replay", malformed}, []string{malformed + ": line 4: want \"rebuild COMMAND\" or \"faults"}},
 		{"unknown scenario", []string{"replay", unknown}, []string{`unknown scenario "zookeeper/nosuch"`, "zookeeper/buggy"}},
 		{"missing file", []string{"replay", filepath.Join(dir, "nosuch.trace")}, []string{"no such file"}},
 		{"no argument", []string{"replay"}, []string{"no trace file given"}},
@@ -142,7 +142,7 @@ func TestShrinkVerb(t *testing.T) {
 	if tr.Violation == nil || tr.Violation.Property != orig.Violation.Property || len(tr.Events) > len(orig.Events) {
 		t.Errorf("shrunk trace: %v with %d events; want %s with at most %d", tr.Violation, len(tr.Events), orig.Violation.Property, len(orig.Events))
 	}
-	for _, w := range []string{"events  " + itoa(len(orig.Events)) + " -> ", "choices " + itoa(len(orig.Choices)) + " -> ", "replay it: go run ./cmd/explore replay " + min} {
+	for _, w := range []string{"events  " + itoa(len(orig.Events)) + " -> ", "choices " + itoa(len(orig.Choices)) + " -> ", "replay it: explore replay " + min} {
 		if !strings.Contains(out, w) {
 			t.Errorf("output lacks %q:\n%s", w, out)
 		}

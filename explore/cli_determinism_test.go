@@ -1,11 +1,10 @@
-package main
+package explore
 
 import (
 	"encoding/json"
 	"strings"
 	"testing"
 
-	"github.com/opcheck/opcheck/explore"
 	"github.com/opcheck/opcheck/targets"
 )
 
@@ -26,7 +25,7 @@ func TestCheckDeterminismOnAllScenarios(t *testing.T) {
 			t.Fatalf("%s: %d result lines for %d scenarios:\n%s", strategy, len(lines), len(targets.Names()), out)
 		}
 		for _, l := range lines {
-			var r explore.Result
+			var r Result
 			if err := json.Unmarshal([]byte(l), &r); err != nil {
 				t.Fatal(err)
 			}

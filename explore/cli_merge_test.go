@@ -1,4 +1,4 @@
-package main
+package explore
 
 import (
 	"bufio"
@@ -21,7 +21,7 @@ func buildExplore(t *testing.T) string {
 		t.Skip("no go binary on PATH to build the explore command with")
 	}
 	bin := filepath.Join(t.TempDir(), "explore")
-	cmd := exec.Command(gobin, "build", "-o", bin, ".")
+	cmd := exec.Command(gobin, "build", "-o", bin, "../cmd/explore")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

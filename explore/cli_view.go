@@ -1,4 +1,4 @@
-package main
+package explore
 
 import (
 	"flag"
@@ -23,7 +23,7 @@ unknown, or a page cannot be written.
 `
 
 // view is `explore view [-o OUT.html] TRACE`.
-func view(args []string, stdout, stderr io.Writer) int {
+func (c *cli) view(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("explore view", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("o", "", "the viewer page to write (default: TRACE with .trace replaced by .html)")
@@ -39,7 +39,7 @@ func view(args []string, stdout, stderr io.Writer) int {
 		*out = sibling(path, ".trace", ".html")
 	}
 	lin := sibling(*out, ".html", ".lin.html")
-	t, sc, ok := loadTrace("explore view", path, stderr)
+	t, sc, ok := c.loadTrace("explore view", path, stderr)
 	if !ok {
 		return exitUsage
 	}

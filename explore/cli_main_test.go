@@ -1,4 +1,4 @@
-package main
+package explore
 
 import (
 	"bytes"
@@ -8,14 +8,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/opcheck/opcheck/explore"
 	"github.com/opcheck/opcheck/targets"
 )
 
 func runCLI(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := run(args, &out, &errb)
+	code := Run(args, &out, &errb, targets.All()...)
 	return code, out.String(), errb.String()
 }
 
@@ -93,7 +92,7 @@ func TestCheckFindsZookeeperBug(t *testing.T) {
 			t.Errorf("trace lacks %q", want)
 		}
 	}
-	for _, want := range []string{"violation", trace, "replay: go run ./cmd/explore replay " + trace + "\n", "at step"} {
+	for _, want := range []string{"violation", trace, "replay: explore replay " + trace + "   (exit 1: it reproduces)\n", "at step"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -116,7 +115,7 @@ func TestCheckJSONAndShard(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
-	var r explore.Result
+	var r Result
 	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &r); err != nil {
 		t.Fatalf("stdout is not one JSON object: %v\n%s", err, out)
 	}

@@ -1,0 +1,172 @@
+package explore
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/opcheck/opcheck/targets"
+	"github.com/opcheck/opcheck/traces"
+)
+
+// userModule writes, in a temporary directory outside the repository, a
+// module of its own (example.com/mirror: an operator, its explore.Check
+// test and an explore.Main command) that requires opcheck through a
+// replace to this checkout, and returns its directory and the environment
+// to build it offline with: the repository's go.sum, GOFLAGS=-mod=mod so go
+// completes the requirements from the module cache, GOPROXY=off.
+func userModule(t *testing.T) (string, []string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds a module outside the repository (about a minute)")
+	}
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command on PATH")
+	}
+	repo, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	gomod := "module example.com/mirror\n\ngo 1.26.0\n\nrequire github.com/opcheck/opcheck v0.0.0\n\nreplace github.com/opcheck/opcheck => " + repo + "\n"
+	sum, err := os.ReadFile(filepath.Join(repo, "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{"go.mod": []byte(gomod), "go.sum": sum}
+	for src, dst := range map[string]string{"mirror.go.txt": "mirror.go", "mirror_test.go.txt": "mirror_test.go", "main.go.txt": "cmd/mirrorcheck/main.go"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "usermodule", src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[dst] = b
+	}
+	for name, b := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off", "OPCHECK_OUT=")
+	return dir, env
+}
+
+// sh runs a command line in dir and returns its exit status and output.
+func sh(t *testing.T, dir string, env []string, line string) (int, string) {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", line)
+	cmd.Dir, cmd.Env = dir, env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, out.String()
+	case errors.As(err, &exit):
+		return exit.ExitCode(), out.String()
+	}
+	t.Fatalf("%s: %v", line, err)
+	return 0, ""
+}
+
+// recipeLine returns the command on the line "PREFIX: COMMAND" of a
+// recipe, without the trailing note in parentheses.
+func recipeLine(t *testing.T, out, prefix string) string {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^\s*` + prefix + `: (.*?)(\s{3}\(.*\))?$`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no %q line in:\n%s", prefix+":", out)
+	}
+	return m[1]
+}
+
+// The acceptance test of a user's own module: its scenario test finds the
+// bug and writes a trace; the printed commands replay it (exit 1), render
+// it and shrink it; the module's explore.Main binary replays it too, runs
+// a sharded check and merges the shards; and opcheck's own command, which
+// does not know the scenario, says how to replay it from that module.
+func TestUserModuleEndToEnd(t *testing.T) {
+	dir, env := userModule(t)
+
+	code, out := sh(t, dir, env, "go test -count=1 -run '^TestMirror$' .")
+	if code != 1 || !strings.Contains(out, "EventuallyConverges(dst mirrors src) violated") {
+		t.Fatalf("go test of the buggy mirror: exit %d, want 1 and the violation:\n%s", code, out)
+	}
+	t.Logf("go test of the buggy mirror:\n%s", out)
+	trace := filepath.Join(dir, "testdata", "opcheck", "mirror_buggy.trace")
+	tr, err := traces.ReadFile(trace)
+	if err != nil {
+		t.Fatalf("Check wrote no readable trace where it says: %v\n%s", err, out)
+	}
+	if want := "go test example.com/mirror -run '^TestMirror$'"; tr.Rebuild != want {
+		t.Errorf("the trace's rebuild line is %q, want %q", tr.Rebuild, want)
+	}
+
+	replay := recipeLine(t, out, "replay")
+	if want := "go test example.com/mirror -run '^TestMirror$' -v -opcheck.replay=testdata/opcheck/mirror_buggy.trace"; replay != want {
+		t.Errorf("printed replay command %q, want %q", replay, want)
+	}
+	code, rout := sh(t, dir, env, replay)
+	if code != 1 || !strings.Contains(rout, "reproduced: EventuallyConverges(dst mirrors src)") {
+		t.Fatalf("the printed replay command: exit %d, want 1 (it reproduces):\n%s", code, rout)
+	}
+
+	code, vout := sh(t, dir, env, recipeLine(t, out, "view"))
+	if code != 0 {
+		t.Fatalf("the printed view command: exit %d:\n%s", code, vout)
+	}
+	if page, err := os.ReadFile(filepath.Join(dir, "testdata", "opcheck", "mirror_buggy.html")); err != nil || !bytes.Contains(page, []byte("EventuallyConverges(dst mirrors src)")) {
+		t.Fatalf("view wrote no page naming the violation (err %v):\n%s", err, vout)
+	}
+
+	code, sout := sh(t, dir, env, recipeLine(t, out, "shrink"))
+	if code != 0 {
+		t.Fatalf("the printed shrink command: exit %d:\n%s", code, sout)
+	}
+	min, err := traces.ReadFile(filepath.Join(dir, "testdata", "opcheck", "mirror_buggy.min.trace"))
+	if err != nil || min.Violation == nil || min.Violation.Property != tr.Violation.Property || len(min.Choices) > len(tr.Choices) || min.Rebuild != tr.Rebuild {
+		t.Fatalf("shrink: %v, %+v (from %d choices to %d)\n%s", err, min, len(tr.Choices), len(min.Choices), sout)
+	}
+	// The shrunk trace replays with the command shrink prints.
+	if code, mout := sh(t, dir, env, recipeLine(t, sout, "replay it")); code != 1 {
+		t.Fatalf("replaying the shrunk trace as printed: exit %d, want 1:\n%s", code, mout)
+	}
+
+	// The module's own command line: every verb, exit statuses kept.
+	if code, bout := sh(t, dir, env, "go build -o bin/mirrorcheck ./cmd/mirrorcheck"); code != 0 {
+		t.Fatalf("go build: %s", bout)
+	}
+	if code, o := sh(t, dir, env, "bin/mirrorcheck replay testdata/opcheck/mirror_buggy.trace"); code != 1 {
+		t.Fatalf("mirrorcheck replay: exit %d, want 1:\n%s", code, o)
+	}
+	if code, o := sh(t, dir, env, "bin/mirrorcheck replay testdata/opcheck/no-such.trace"); code != 2 {
+		t.Fatalf("mirrorcheck replay of a missing file: exit %d, want 2:\n%s", code, o)
+	}
+	for i := 0; i < 2; i++ {
+		shard := []string{"0/2", "1/2"}[i]
+		code, o := sh(t, dir, env, "bin/mirrorcheck check -json -shard "+shard+" -out out mirror/buggy mirror/fixed > shard-"+shard[:1]+".json")
+		if code > 1 {
+			t.Fatalf("mirrorcheck check -shard %s: exit %d:\n%s", shard, code, o)
+		}
+	}
+	code, mout := sh(t, dir, env, "bin/mirrorcheck merge shard-0.json shard-1.json")
+	if code != 1 || !regexp.MustCompile(`mirror/buggy\s+violation\s+EventuallyConverges\(dst mirrors src\)\s+2/2`).MatchString(mout) || !regexp.MustCompile(`mirror/fixed\s+verified\s+-\s+2/2`).MatchString(mout) {
+		t.Fatalf("merge of the two shards: exit %d, want 1 with mirror/buggy violated and mirror/fixed verified:\n%s", code, mout)
+	}
+
+	// opcheck's own command does not know the scenario: exit 2, and it
+	// prints the command of the module that does.
+	var stdout, stderr bytes.Buffer
+	if code := Run([]string{"replay", trace}, &stdout, &stderr, targets.All()...); code != 2 || !strings.Contains(stderr.String(), "go test example.com/mirror -run '^TestMirror$' -v -opcheck.replay="+trace) {
+		t.Fatalf("explore replay of the module's trace: exit %d, want 2 and the module's replay command:\n%s", code, stderr.String())
+	}
+}
