@@ -110,7 +110,7 @@ func exhaustLevel(sc *simulator.Scenario, opts Options, level, budgetTotal int, 
 				return
 			}
 			if a, b := r.History.Lines(), again.History.Lines(); a != b {
-				res.Err = fmt.Errorf("internal error: scenario %s: a schedule did not replay identically from its recorded choices: %s; something outside the choice stream leaks in (state kept across runs by the reconciler, the wall clock, global rand, map order, a goroutine)", sc.Name, firstDiff(a, b))
+				res.Err = notDeterministic(sc, fmt.Sprintf("exhaustive schedule %d (replayed from its %d recorded choices)", index, len(r.Choices)), a, b)
 				return
 			}
 		}

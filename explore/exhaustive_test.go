@@ -108,3 +108,12 @@ func TestExhaustiveDeterminismCheck(t *testing.T) {
 		t.Fatalf("%s after %d schedules, want 10 schedules run: %v", r.Verdict, r.Schedules, r.Err)
 	}
 }
+
+// The exhaustive search's determinism check catches a reconciler whose
+// behaviour depends on hidden state across runs, as the random one does.
+func TestExhaustiveDeterminismCheckCatchesHiddenState(t *testing.T) {
+	r := Explore(hiddenStateScenario(t), Options{CheckDeterminism: true, Schedules: 10})
+	if r.Verdict != VerdictError || r.Err == nil || !strings.Contains(r.Err.Error(), "not deterministic") {
+		t.Fatalf("verdict %s after %d schedules, err %v: want a determinism error", r.Verdict, r.Schedules, r.Err)
+	}
+}

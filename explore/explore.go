@@ -77,7 +77,8 @@ type Options struct {
 	StopAtFirst bool
 	// CheckDeterminism runs every schedule twice (the exhaustive search
 	// replays its recorded choices) and compares the histories; a
-	// difference is an internal error.
+	// difference is verdict error ("not deterministic"), naming the first
+	// line that differs.
 	CheckDeterminism bool
 	// NoPrune turns off the exhaustive search's state pruning (to measure
 	// what it saves).
@@ -231,7 +232,7 @@ func Explore(sc *simulator.Scenario, opts Options) Report {
 				return fail(fmt.Errorf("scenario %s, schedule %d (seed %d), second run: %w", sc.Name, i, seed, err))
 			}
 			if a, b := res.History.Lines(), again.History.Lines(); a != b {
-				return fail(fmt.Errorf("internal error: scenario %s, schedule %d (seed %d) is not deterministic: %s; the same choices must give the same history, so something outside the choice stream leaks in: state kept across runs by the reconciler (package variables), the wall clock, global rand, map order or a goroutine; fix that, or report it as a harness bug if the reconciler has none", sc.Name, i, seed, firstDiff(a, b)))
+				return fail(notDeterministic(sc, fmt.Sprintf("schedule %d (seed %d)", i, seed), a, b))
 			}
 		}
 		rep.Schedules++
@@ -302,6 +303,13 @@ func Replay(sc *simulator.Scenario, choices []model.Choice, faults *model.FaultB
 		return res, fmt.Errorf("replay of %s diverged at choice %d: the recorded choice does not fit the decision the run asked for; the scenario or the controller changed since the recording, so explore again", sc.Name, seq.DivergedAt+1)
 	}
 	return res, nil
+}
+
+// notDeterministic is the error of a determinism check (Options.
+// CheckDeterminism) whose two runs of one schedule, where, gave the
+// histories a and b.
+func notDeterministic(sc *simulator.Scenario, where, a, b string) error {
+	return fmt.Errorf("scenario %s, %s is not deterministic: %s; the same choices must give the same history, so something outside the choice stream leaks in: state kept across runs by the reconciler (package variables), the wall clock, global rand, map order or a goroutine; fix that, or report it as a harness bug if the reconciler has none", sc.Name, where, firstDiff(a, b))
 }
 
 // firstDiff describes the first line where two histories differ.

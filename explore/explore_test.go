@@ -224,10 +224,20 @@ func TestCheckDeterminism(t *testing.T) {
 		t.Errorf("schedules %d, reconcilers built %d: want 3 schedules, each run twice", rep.Schedules, worlds)
 	}
 
-	// Hidden state across runs (a package-level counter, as a careless
-	// reconciler might keep): every other world reads the CR once more
-	// per reconcile, so the two runs of a schedule differ.
-	sc = lookup(t, "casskop/upstream-fix")
+	rep = Explore(hiddenStateScenario(t), Options{Strategy: StrategyRandom, Schedules: 3, Seed: 5, CheckDeterminism: true})
+	if rep.Verdict != VerdictError || rep.Err == nil || !strings.Contains(rep.Err.Error(), "not deterministic") {
+		t.Fatalf("verdict %s, err %v: want a determinism error", rep.Verdict, rep.Err)
+	}
+	t.Log(rep.Err)
+}
+
+// hiddenStateScenario is casskop/upstream-fix with hidden state across runs
+// (a package-level toggle, as a careless reconciler might keep): every other
+// world reads the CR once more per reconcile, so the two runs of any
+// schedule differ and a determinism check must say so.
+func hiddenStateScenario(t testing.TB) *simulator.Scenario {
+	sc := lookup(t, "casskop/upstream-fix")
+	inner := sc.Controllers[0].NewWithEnv
 	var last *simulator.World
 	odd := false
 	sc.Controllers[0].NewWithEnv = func(env *simulator.Env) reconcile.Reconciler {
@@ -243,9 +253,5 @@ func TestCheckDeterminism(t *testing.T) {
 			return r.Reconcile(ctx, req)
 		})
 	}
-	rep = Explore(sc, Options{Strategy: StrategyRandom, Schedules: 3, Seed: 5, CheckDeterminism: true})
-	if rep.Verdict != VerdictError || rep.Err == nil || !strings.Contains(rep.Err.Error(), "not deterministic") {
-		t.Fatalf("verdict %s, err %v: want a determinism error", rep.Verdict, rep.Err)
-	}
-	t.Log(rep.Err)
+	return sc
 }
