@@ -59,7 +59,7 @@ func exhaustive(sc *simulator.Scenario, opts Options, rep *Report, start time.Ti
 	// Iterative deepening on the number of faults: every schedule with at
 	// most L faults before any with L+1, so the smallest counterexamples
 	// come first.
-	for level := 0; level <= budget.Total() && !rep.Complete && rep.Violation == nil && rep.Err == nil && rep.Schedules < opts.Schedules; level++ {
+	for level := 0; level <= budget.Total() && !rep.Complete && (rep.Violation == nil || opts.keepGoing) && rep.Err == nil && rep.Schedules < opts.Schedules; level++ {
 		exhaustLevel(sc, opts, level, budget.Total(), start, rep)
 		if rep.Complete && level < budget.Total() {
 			rep.Complete = false
@@ -132,12 +132,14 @@ func exhaustLevel(sc *simulator.Scenario, opts Options, level, budgetTotal int, 
 		case w.Pruned():
 			res.Pruned++
 		}
-		if len(r.Violations) > 0 && !c.skipped {
+		if len(r.Violations) > 0 && !c.skipped && res.Violation == nil {
 			res.Violation = &r.Violations[0]
 			res.Index = index
 			res.Choices = r.Choices
 			res.History = r.History
-			break
+			if !opts.keepGoing {
+				break
+			}
 		}
 		// Backtrack: the deepest decision with an untried option.
 		i := len(c.taken) - 1
@@ -195,10 +197,17 @@ func (c *dfsChooser) Choose(kind model.ChoiceKind, n int) int {
 	}
 	// Dedup at every point where a fault could matter, also once the
 	// faults are spent: a state reached again has the same future, which
-	// the depth-first order has already explored in full.
-	if len(c.taken) >= len(c.prefix) && c.dedup {
+	// the depth-first order has already explored in full. The future also
+	// depends on the search's own state: the faults left at this level and
+	// which faults the relevance marks offer now (a state reached right
+	// after a write offers a crash; the same state reached otherwise may
+	// not). With shards, only states below the split point are merged:
+	// their whole future belongs to this shard, while a state above it
+	// has futures that other shards own.
+	if len(c.taken) >= len(c.prefix) && c.dedup && (c.shards <= 1 || len(c.taken) >= SplitDepth) {
 		if h, ok := c.w.StateHash(); ok {
 			h ^= uint64(c.maxFaults-c.faults) * 0x9e3779b97f4a7c15
+			h = mixFaults(h, faults)
 			if _, seen := c.visited[h]; seen {
 				c.w.Stop()
 				return def
@@ -228,6 +237,16 @@ func (c *dfsChooser) Choose(kind model.ChoiceKind, n int) int {
 	}
 	c.faults++
 	return faults[opt-1]
+}
+
+// mixFaults folds the offered faults (indices into the enabled steps, which
+// the world state determines) into a state hash.
+func mixFaults(h uint64, faults []int) uint64 {
+	h = mix(h ^ uint64(len(faults)))
+	for _, f := range faults {
+		h = mix(h ^ uint64(f+1))
+	}
+	return h
 }
 
 // scan reads the events recorded since the last decision and marks what

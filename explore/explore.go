@@ -86,6 +86,11 @@ type Options struct {
 	// Progress, when set, is called after every schedule (the CLI's live
 	// progress line).
 	Progress func(Progress)
+	// keepGoing (tests) runs the exhaustive search to the end of its
+	// bounds instead of stopping at the first violation (each schedule
+	// still stops at its own first one); the report keeps the first. The
+	// pruning soundness test compares every violation met this way.
+	keepGoing bool
 	// Visit, when set, is called after every schedule this shard runs,
 	// with the schedule's index (for the exhaustive search: the number of
 	// schedules started before it), its seed (0 for the exhaustive search)

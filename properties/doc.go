@@ -26,7 +26,11 @@
 // (NoEndlessReconcile). CheckLinearizable checks with porcupine that each
 // object behaved as a linearizable register of resourceVersions for the
 // reads of chosen actors, and names every stale read; WriteVisualization
-// draws porcupine's HTML view of it.
+// draws porcupine's HTML view of it. A monitor may fingerprint the state
+// that can change its future verdicts (StateHasher, Fingerprinted), so the
+// exhaustive explorer can merge schedules that reached the same world
+// without merging different monitor states; monitors without one turn
+// that pruning off.
 //
 // What it does not model. It does not run anything: no store, no apiserver,
 // no controller; it only reads histories, and it trusts them (a change event

@@ -2,6 +2,9 @@ package properties
 
 import (
 	"fmt"
+	"hash"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -38,7 +41,10 @@ func (m monitorFuncs) Finish(s *State, h *model.History) *Violation {
 }
 
 // Observer builds a Monitor from its Observe function alone: the common case
-// of a safety property. A nil finish is allowed in MonitorFuncs too.
+// of a safety property. A nil finish is allowed in MonitorFuncs too. The
+// monitor has no state fingerprint, so the exhaustive search does not
+// prune while it runs: wrap it with Fingerprinted to say what state it
+// keeps (nil when none).
 func Observer(observe func(s *State, e *model.Event) *Violation) Monitor {
 	return monitorFuncs{observe: observe}
 }
@@ -138,8 +144,10 @@ func NoDeleteOfLive(name string, match func(obj runtime.Object) bool, isLive fun
 		Statement: "a controller never deletes an object that is live at the revision of the delete",
 		Kind:      Safety,
 		NewMonitor: func() Monitor {
+			// last only shapes the explanation: the verdict is a function
+			// of the state and the delete, so the fingerprint is empty.
 			last := make(map[model.Actor]*staleRead)
-			return Observer(func(s *State, e *model.Event) *Violation {
+			return Fingerprinted(Observer(func(s *State, e *model.Event) *Violation {
 				if e.Op.IsRead() && e.Stale && IsController(e.Actor) {
 					r := &staleRead{step: e.Step, op: e.Op, server: e.Server, readRev: e.ReadRev, headRev: e.HeadRev, gotRev: e.Rev, versions: len(e.Versions), err: e.Err}
 					if e.Op == model.OpGet {
@@ -196,7 +204,7 @@ func NoDeleteOfLive(name string, match func(obj runtime.Object) bool, isLive fun
 				}
 				v.Explanation = b.String()
 				return v
-			})
+			}), nil)
 		},
 	}
 }
@@ -232,7 +240,7 @@ func NoScaleBelow(name string, desired func(s *State, sts *appsv1.StatefulSet) (
 		Statement: "a controller never lowers a StatefulSet's spec.replicas below the desired size at the revision of the write",
 		Kind:      Safety,
 		NewMonitor: func() Monitor {
-			return Observer(func(s *State, e *model.Event) *Violation {
+			return Fingerprinted(Observer(func(s *State, e *model.Event) *Violation {
 				if (e.Op != model.OpUpdate && e.Op != model.OpPatch) || e.Err != "" || !IsController(e.Actor) || e.Kind != "StatefulSet" {
 					return nil
 				}
@@ -262,7 +270,7 @@ func NoScaleBelow(name string, desired func(s *State, sts *appsv1.StatefulSet) (
 						"At store revision %d the desired size was %d: %s.",
 						e.Actor, e.Key(), now, e.Step, e.Rev, before, s.Revision(), min, strings.TrimSuffix(why, ".")),
 				}
-			})
+			}), nil)
 		},
 	}
 }
@@ -361,7 +369,9 @@ func EventuallyConverges(name string, pred func(s *State) (ok bool, why string))
 				}
 				return &Violation{Step: end.Step, Event: end, Explanation: b.String(), Related: []int{settle.Step}}
 			}
-			return MonitorFuncs(observe, finish)
+			// Only settled decides a verdict (with the final state); the
+			// rest shapes the explanation.
+			return Fingerprinted(MonitorFuncs(observe, finish), func(h hash.Hash64) { hashBool(h, settled) })
 		},
 	}
 }
@@ -409,7 +419,7 @@ func NoStuckReconcile(k int) Property {
 			caughtUp := 0 // step of the CaughtUp event, 0 before it
 			current := make(map[model.Actor]string)
 			streaks := make(map[string]*streak)
-			return Observer(func(s *State, e *model.Event) *Violation {
+			return Fingerprinted(Observer(func(s *State, e *model.Event) *Violation {
 				if e.Change != model.ChangeNone {
 					changes++
 				}
@@ -469,6 +479,26 @@ func NoStuckReconcile(k int) Property {
 				}
 				delete(streaks, key)
 				return v
+			}), func(h hash.Hash64) {
+				// What a future ReconcileDone is judged against: whether the
+				// world caught up (the step only explains), the request each
+				// controller reconciles, and each streak's error, length (k
+				// or more counts as k) and whether the store changed since it
+				// began. The change counter itself is not state: only its
+				// equality with a streak's start matters.
+				hashBool(h, caughtUp != 0)
+				for _, a := range slices.Sorted(maps.Keys(current)) {
+					hashString(h, string(a))
+					hashString(h, current[a])
+				}
+				hashInt(h, -1)
+				for _, key := range slices.Sorted(maps.Keys(streaks)) {
+					st := streaks[key]
+					hashString(h, key)
+					hashString(h, st.err)
+					hashInt(h, min(len(st.steps), k))
+					hashBool(h, st.changes == changes)
+				}
 			})
 		},
 	}
@@ -483,13 +513,13 @@ func NoReconcilePanic() Property {
 		Statement: "a reconcile never panics",
 		Kind:      Safety,
 		NewMonitor: func() Monitor {
-			return Observer(func(s *State, e *model.Event) *Violation {
+			return Fingerprinted(Observer(func(s *State, e *model.Event) *Violation {
 				if e.Op != model.OpPanic {
 					return nil
 				}
 				return &Violation{Step: e.Step, Event: *e, Explanation: fmt.Sprintf("%s panicked while reconciling %s at step %d (t=%s):\n%s",
 					e.Actor, orNone(requestKey(e)), e.Step, e.Time, orNone(e.Detail))}
-			})
+			}), nil)
 		},
 	}
 }
@@ -502,13 +532,13 @@ func NoEndlessReconcile() Property {
 		Statement: "a reconcile never exceeds its API-call budget",
 		Kind:      Safety,
 		NewMonitor: func() Monitor {
-			return Observer(func(s *State, e *model.Event) *Violation {
+			return Fingerprinted(Observer(func(s *State, e *model.Event) *Violation {
 				if e.Op != model.OpStepBudget {
 					return nil
 				}
 				return &Violation{Step: e.Step, Event: *e, Explanation: fmt.Sprintf("%s's reconcile of %s exceeded its API-call budget at step %d (t=%s) without returning: %s",
 					e.Actor, orNone(requestKey(e)), e.Step, e.Time, orNone(e.Detail))}
-			})
+			}), nil)
 		},
 	}
 }

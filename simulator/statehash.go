@@ -6,6 +6,7 @@ import (
 	"hash"
 	"hash/fnv"
 	"slices"
+	"sort"
 	"strings"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,10 +23,24 @@ type Hasher interface {
 // for the exhaustive explorer's dedup: the store's contents (object content
 // without resourceVersion, so that the same state reached through
 // differently ordered writes matches), paused watch caches, each controller's
-// apiserver, informer contents and queue, external systems' state, the
-// workload's position, the fault budget, the phase and the clock. It returns
-// false while a reconcile is in flight: a reconciler's local variables are
-// not observable, so such states are never merged.
+// apiserver, informer contents and queue, the watch events each informer has
+// not received yet (in order, with the ones a drop fault took), whether each
+// object a cache or an informer holds is the store's current revision of it
+// (an update from a stale copy conflicts, from a fresh one it succeeds),
+// external systems' state, the workload's position, the fault budget, the
+// phase, the clock, the steps taken (the step bound and the forced settle
+// phase count them), and the property monitors' state (a NoStuckReconcile
+// streak can be reported in one future and not in another).
+//
+// It returns false when the future is not a function of what it can see:
+// while a reconcile is in flight (a reconciler's local variables are not
+// observable), or while a property monitor has no fingerprint
+// (properties.StateHasher). Such states are never merged.
+//
+// It assumes what controller-runtime asks of reconcilers: a reconciler
+// keeps no memory between reconciles other than what it wrote to the API or
+// an external system (a crash starts a fresh one anyway); external systems
+// with state implement Hasher.
 func (w *World) StateHash() (uint64, bool) {
 	for _, h := range w.hosts {
 		if h.run != nil {
@@ -33,6 +48,9 @@ func (w *World) StateHash() (uint64, bool) {
 		}
 	}
 	hh := fnv.New64a()
+	if w.monitor != nil && !w.monitor.HashState(hh) {
+		return 0, false
+	}
 	var buf [8]byte
 	put := func(v uint64) {
 		binary.LittleEndian.PutUint64(buf[:], v)
@@ -49,22 +67,20 @@ func (w *World) StateHash() (uint64, bool) {
 			continue
 		}
 		putS(k.gvk.Kind)
-		w.hashObjects(hh, t.objects, put, putS)
+		w.hashObjects(hh, nil, t.objects, put, putS)
 	}
 	for _, p := range w.paused {
 		put(uint64(p.server.ID))
 		putS(p.cache.kind.gvk.Kind)
-		w.hashObjects(hh, p.cache.objects, put, putS)
+		w.hashObjects(hh, p.cache.kind, p.cache.objects, put, putS)
 	}
 	for _, h := range w.hosts {
 		putS(string(h.actor))
 		put(uint64(h.server.ID))
 		for _, inf := range h.informers {
 			putS(inf.kind.gvk.Kind)
-			w.hashObjects(hh, inf.objects, put, putS)
-			if inf.hasPending() {
-				put(1)
-			}
+			w.hashObjects(hh, inf.kind, inf.objects, put, putS)
+			w.hashPending(inf, put, putS)
 		}
 		for _, r := range h.queue.ready {
 			putS(r.String())
@@ -99,11 +115,16 @@ func (w *World) StateHash() (uint64, bool) {
 		put(1)
 	}
 	put(uint64(w.Clock.Now()))
+	put(uint64(w.steps))
 	return hh.Sum64(), true
 }
 
-// hashObjects adds a map of objects in key order.
-func (w *World) hashObjects(hh hash.Hash64, objects map[string]client.Object, put func(uint64), putS func(string)) {
+// hashObjects adds a map of objects in key order. For a cache's or an
+// informer's copy of kind k (k non-nil) it adds whether each object is the
+// store's current revision of it: contents hash without resourceVersion,
+// and a copy with the head's content but an older resourceVersion behaves
+// differently on update.
+func (w *World) hashObjects(hh hash.Hash64, k *kindInfo, objects map[string]client.Object, put func(uint64), putS func(string)) {
 	keys := make([]string, 0, len(objects))
 	for key := range objects {
 		keys = append(keys, key)
@@ -112,7 +133,44 @@ func (w *World) hashObjects(hh hash.Hash64, objects map[string]client.Object, pu
 	put(uint64(len(keys)))
 	for _, key := range keys {
 		putS(key)
-		put(w.contentHash(objects[key]))
+		obj := objects[key]
+		h := w.contentHash(obj)
+		if k != nil {
+			if head, ok := w.Store.peek(k, key); ok && head == obj {
+				h ^= 1 // stored objects are immutable: same pointer, same revision
+			}
+		}
+		put(h)
+	}
+}
+
+// hashPending adds the watch events the informer has not received yet, in
+// order: what it will see, and which of them a drop fault took away.
+func (w *World) hashPending(inf *informer, put func(uint64), putS func(string)) {
+	if !inf.hasPending() {
+		put(0)
+		return
+	}
+	changes := inf.server.store.table(inf.kind).changes[:inf.cache.next]
+	i := sort.Search(len(changes), func(i int) bool { return changes[i].Rev > inf.rev })
+	pending := changes[i:]
+	put(uint64(len(pending)))
+	for _, c := range pending {
+		putS(c.Key)
+		v := uint64(c.Type) << 1
+		if inf.dropped[c] {
+			v |= 1
+		}
+		put(v)
+		if c.Object != nil {
+			put(w.contentHash(c.Object))
+		}
+		head, ok := inf.server.store.peek(inf.kind, c.Key)
+		if ok && head == c.Object {
+			put(1)
+		} else {
+			put(0)
+		}
 	}
 }
 
@@ -136,4 +194,27 @@ func (w *World) contentHash(obj client.Object) uint64 {
 	h.Write(data)
 	w.contentHashes[obj] = h.Sum64()
 	return w.contentHashes[obj]
+}
+
+// StoreHash fingerprints the store's contents alone (object content without
+// resourceVersion, kind by kind): the ground truth a schedule ended in,
+// whether or not a reconcile is in flight.
+func (w *World) StoreHash() uint64 {
+	hh := fnv.New64a()
+	var buf [8]byte
+	put := func(v uint64) {
+		binary.LittleEndian.PutUint64(buf[:], v)
+		hh.Write(buf[:])
+	}
+	putS := func(s string) {
+		hh.Write([]byte(s))
+		hh.Write([]byte{0})
+	}
+	for _, k := range w.Store.kinds.ordered {
+		if t := w.Store.tables[k]; t != nil {
+			putS(k.gvk.Kind)
+			w.hashObjects(hh, nil, t.objects, put, putS)
+		}
+	}
+	return hh.Sum64()
 }

@@ -1,0 +1,177 @@
+package explore
+
+import (
+	"context"
+	"fmt"
+	"hash"
+	"maps"
+	"slices"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/opcheck/opcheck/model"
+	"github.com/opcheck/opcheck/properties"
+	"github.com/opcheck/opcheck/simulator"
+)
+
+// violationSet runs the exhaustive search to the end of its bounds
+// (KeepGoing) and returns every violation it met, each as the property and
+// the ground truth the violating schedule ended in, with the result.
+func violationSet(t *testing.T, sc *simulator.Scenario, faults *model.FaultBudget, noPrune bool) (map[string]bool, Report) {
+	t.Helper()
+	set := map[string]bool{}
+	r := Explore(sc, Options{Strategy: StrategyExhaustive, Faults: faults, NoPrune: noPrune, keepGoing: true, Visit: func(_ int, _ uint64, res *simulator.Result) {
+		for _, v := range res.Violations {
+			set[fmt.Sprintf("%s @ store %016x", v.Property, res.World.StoreHash())] = true
+		}
+	}})
+	if r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	if !r.Complete {
+		t.Fatalf("%s: the search did not complete in %d schedules", sc.Name, r.Schedules)
+	}
+	return set, r
+}
+
+// comparePruning runs sc with and without state pruning and reports how
+// the violations differ ("" when they are the same).
+func comparePruning(t *testing.T, sc *simulator.Scenario, faults *model.FaultBudget) (diff string, pruned, full Report) {
+	t.Helper()
+	with, pruned := violationSet(t, sc, faults, false)
+	without, full := violationSet(t, sc, faults, true)
+	if (pruned.Violation == nil) != (full.Violation == nil) {
+		return fmt.Sprintf("verdicts differ: pruned violation %v, unpruned %v", pruned.Violation, full.Violation), pruned, full
+	}
+	if !maps.Equal(with, without) {
+		return fmt.Sprintf("pruned search met %d violations %v, the unpruned one %d %v", len(with), slices.Sorted(maps.Keys(with)), len(without), slices.Sorted(maps.Keys(without))), pruned, full
+	}
+	return "", pruned, full
+}
+
+// The shipped scenarios, under budgets that make the searches merge
+// hundreds of states: pruning changes neither the verdict nor any violation
+// met. A state fingerprint that leaves out part of what decides the future
+// shows here as a violation the pruned search never meets.
+func TestPruningKeepsEveryViolation(t *testing.T) {
+	cases := []struct {
+		name   string
+		faults *model.FaultBudget
+		long   bool
+	}{
+		{"casskop/buggy", &model.FaultBudget{Crashes: 2}, false},
+		{"casskop/upstream-fix", &model.FaultBudget{Crashes: 1, Stale: 1}, false},
+		{"casskop/fixed", &model.FaultBudget{Crashes: 2}, false},
+		{"zookeeper/buggy", &model.FaultBudget{Crashes: 1, Stale: 1}, true},
+	}
+	for _, c := range cases {
+		if c.long && testing.Short() {
+			continue
+		}
+		diff, pruned, full := comparePruning(t, lookup(t, c.name), c.faults)
+		if diff != "" {
+			t.Errorf("%s with %s: %s", c.name, c.faults, diff)
+		}
+		if pruned.Pruned == 0 || pruned.Schedules >= full.Schedules {
+			t.Errorf("%s with %s: pruning saved nothing (%d schedules, %d pruned, against %d): the comparison shows nothing", c.name, c.faults, pruned.Schedules, pruned.Pruned, full.Schedules)
+		}
+		t.Logf("%s with %s: %d schedules (%d pruned) against %d, violation %v", c.name, c.faults, pruned.Schedules, pruned.Pruned, full.Schedules, pruned.Violation != nil)
+	}
+}
+
+// crashBeforeSecond is a made-up safety property whose verdict hangs on
+// monitor state alone: it is violated at Settle when a crash struck before
+// the workload's second step was done. The world does not remember when
+// the crash struck; only the monitor does. hidden drops its fingerprint
+// (declares it stateless), as a monitor that forgot to hash its state would.
+func crashBeforeSecond(hidden bool) properties.Property {
+	return properties.Property{Name: "NoCrashBeforeSecond", Kind: properties.Safety, NewMonitor: func() properties.Monitor {
+		early, second := false, false
+		m := properties.Observer(func(s *properties.State, e *model.Event) *properties.Violation {
+			switch {
+			case e.Op == model.OpWorkload && e.Detail == "done: second":
+				second = true
+			case e.Op == model.OpCrash && !second:
+				early = true
+			case e.Op == model.OpSettle && early:
+				return &properties.Violation{Step: e.Step, Event: *e, Explanation: "a crash struck before the second workload step was done"}
+			}
+			return nil
+		})
+		if hidden {
+			return properties.Fingerprinted(m, nil)
+		}
+		return properties.Fingerprinted(m, func(h hash.Hash64) {
+			h.Write([]byte{byte(boolInt(early)), byte(boolInt(second))})
+		})
+	}}
+}
+
+// idleScenario: a controller of ConfigMaps that sees none, and a user who
+// creates five Secrets. A crash after any of the first three Secrets leads
+// to the same world (the controller restarts idle, after as many steps),
+// which the search merges when the fourth Secret is created (the last one
+// ends the faults): a crash after the second and one after the third are
+// rightly merged; a crash after the first is told apart only by
+// crashBeforeSecond's state.
+func idleScenario(p properties.Property) *simulator.Scenario {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		panic(err)
+	}
+	secret := func(name string) simulator.WorkloadStep {
+		return simulator.WorkloadStep{Name: name, Do: func(ctx context.Context, c client.Client) error {
+			return c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}})
+		}}
+	}
+	return &simulator.Scenario{
+		Name:       "idle",
+		Scheme:     scheme,
+		NoBuiltins: true,
+		Controllers: []simulator.ControllerSpec{{
+			Name: "idle", For: &corev1.ConfigMap{},
+			New: func(client.Client) reconcile.Reconciler {
+				return reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) { return reconcile.Result{}, nil })
+			},
+		}},
+		Workload:   []simulator.WorkloadStep{secret("first"), secret("second"), secret("third"), secret("fourth"), secret("fifth")},
+		Faults:     model.FaultBudget{Crashes: 1},
+		Properties: []properties.Property{p},
+	}
+}
+
+// Where the verdict hangs on monitor state, the fingerprint must carry it:
+// with it, pruning merges states and still finds the violation; without it
+// (the monitor hides its state), the pruned search merges the violating
+// schedule into an innocent one and says verified, and the comparison
+// catches that.
+func TestPruningKeepsMonitorState(t *testing.T) {
+	diff, pruned, full := comparePruning(t, idleScenario(crashBeforeSecond(false)), nil)
+	if diff != "" {
+		t.Fatalf("with the monitor's fingerprint: %s", diff)
+	}
+	if full.Violation == nil || pruned.Violation == nil {
+		t.Fatalf("no violation found (pruned %v, unpruned %v): the scenario does not exercise the property", pruned.Violation, full.Violation)
+	}
+	if pruned.Pruned == 0 {
+		t.Fatalf("nothing was pruned in %d schedules: the scenario does not merge states", pruned.Schedules)
+	}
+	diff, hidden, _ := comparePruning(t, idleScenario(crashBeforeSecond(true)), nil)
+	if diff == "" || hidden.Violation != nil {
+		t.Fatalf("with the monitor's state hidden, the pruned search still found the violation (%v): the scenario does not show what the fingerprint is for", hidden.Violation)
+	}
+	// A monitor without any fingerprint turns pruning off: sound, slower.
+	noPrint := crashBeforeSecond(false)
+	inner := noPrint.NewMonitor
+	noPrint.NewMonitor = func() properties.Monitor { return struct{ properties.Monitor }{inner()} }
+	r := Explore(idleScenario(noPrint), Options{Strategy: StrategyExhaustive, keepGoing: true})
+	if r.Violation == nil || r.Pruned != 0 {
+		t.Fatalf("a monitor without a fingerprint: violation %v, %d pruned; want the violation and nothing pruned", r.Violation, r.Pruned)
+	}
+}
