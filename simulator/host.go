@@ -388,10 +388,13 @@ var (
 	stackCreatedBy = regexp.MustCompile(` in goroutine \d+$`)
 )
 
-// cleanStack makes a goroutine stack deterministic: no goroutine ids, no
-// argument words, no PC offsets, and file paths cut to their last two
-// elements, so the same panic gives the same history on every run and
-// machine.
+// cleanStack makes a goroutine stack deterministic and about the
+// reconciler: no goroutine ids, no argument words, no PC offsets, file paths
+// cut to their last two elements, and no frames of the Go runtime or of
+// opcheck's own host (the recover, the goroutine that runs the reconcile),
+// whose line numbers would change a recorded trace whenever opcheck changes.
+// The same panic gives the same history on every run, machine and opcheck
+// version.
 func cleanStack(stack []byte) string {
 	s := stackGoroutine.ReplaceAllString(string(stack), "")
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
@@ -413,16 +416,25 @@ func cleanStack(stack []byte) string {
 			l = "\t" + path
 		} else {
 			l = stripArgs(l)
-		}
-		// Frames of the Go runtime and of opcheck's own host say nothing
-		// about the reconciler.
-		if strings.HasPrefix(l, "runtime/debug.Stack") || strings.HasPrefix(l, "panic(") {
-			skipFile = true
-			continue
+			if harnessFrame(l) {
+				skipFile = true
+				continue
+			}
 		}
 		out = append(out, l)
 	}
 	return strings.Join(out, "\n")
+}
+
+// hostPackage is the function-name prefix of this package's frames.
+const hostPackage = "github.com/opcheck/opcheck/simulator."
+
+// harnessFrame reports whether a stack frame's function line belongs to the
+// Go runtime or to opcheck's host rather than to the code under test.
+func harnessFrame(fn string) bool {
+	fn = strings.TrimPrefix(fn, "created by ")
+	return strings.HasPrefix(fn, "runtime.") || strings.HasPrefix(fn, "runtime/") ||
+		strings.HasPrefix(fn, "panic(") || strings.HasPrefix(fn, hostPackage)
 }
 
 // stripArgs replaces the argument words of a frame's function line, e.g.
