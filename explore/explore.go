@@ -8,6 +8,7 @@ import (
 	"github.com/opcheck/opcheck/model"
 	"github.com/opcheck/opcheck/properties"
 	"github.com/opcheck/opcheck/simulator"
+	"github.com/opcheck/opcheck/traces"
 )
 
 // DefaultSchedules is the schedule budget of the sampling strategies
@@ -310,29 +311,21 @@ func Replay(sc *simulator.Scenario, choices []model.Choice, faults *model.FaultB
 	return res, nil
 }
 
+// firstDiffLine names the first line at which the histories a and b of two
+// runs differ.
+func firstDiffLine(a, b string) string {
+	i, x, y, same := traces.Diff(strings.Split(a, "\n"), strings.Split(b, "\n"))
+	if same {
+		return "histories differ"
+	}
+	return fmt.Sprintf("line %d: first run %q, second run %q", i+1, x, y)
+}
+
 // notDeterministic is the error of a determinism check (Options.
 // CheckDeterminism) whose two runs of one schedule, where, gave the
 // histories a and b.
 func notDeterministic(sc *simulator.Scenario, where, a, b string) error {
-	return fmt.Errorf("scenario %s, %s is not deterministic: %s; the same choices must give the same history, so something outside the choice stream leaks in: state kept across runs by the reconciler (package variables), the wall clock, global rand, map order or a goroutine; fix that, or report it as a harness bug if the reconciler has none", sc.Name, where, firstDiff(a, b))
-}
-
-// firstDiff describes the first line where two histories differ.
-func firstDiff(a, b string) string {
-	la, lb := strings.Split(a, "\n"), strings.Split(b, "\n")
-	for i := 0; i < len(la) || i < len(lb); i++ {
-		var x, y string
-		if i < len(la) {
-			x = la[i]
-		}
-		if i < len(lb) {
-			y = lb[i]
-		}
-		if x != y {
-			return fmt.Sprintf("line %d: first run %q, second run %q", i+1, x, y)
-		}
-	}
-	return "histories differ"
+	return fmt.Errorf("scenario %s, %s is not deterministic: %s; the same choices must give the same history, so something outside the choice stream leaks in: state kept across runs by the reconciler (package variables), the wall clock, global rand, map order or a goroutine; fix that, or report it as a harness bug if the reconciler has none", sc.Name, where, firstDiffLine(a, b))
 }
 
 func boolInt(b bool) int {
