@@ -274,5 +274,51 @@ func ParseEventLine(s string) (EventLine, error) {
 	if p.rest() != "" {
 		return e, p.errf("want the end of the line after the step, got %s", got(p.rest()))
 	}
+	// One codec: model.Event.Line is the only writer of event lines, and a
+	// line is read only if writing what was read gives the line back. A
+	// line the writer could not have produced (an "ok" result of a Get, a
+	// cache revision on a write), or a writer changed without this parser,
+	// is an error here instead of a silent misreading in the viewer.
+	if back := e.Event().Line(); back != s {
+		col := 0
+		for col < len(s) && col < len(back) && s[col] == back[col] {
+			col++
+		}
+		return e, fmt.Errorf("event line column %d: model.Event.Line would write %s here; the line was not written by this version of opcheck, or was edited", col+1, got(back[min(col, len(back)):]))
+	}
 	return e, nil
+}
+
+// Event returns the model.Event the line was written from, as far as a line
+// tells it: Namespace is empty and Name holds the whole key, and the
+// history-only fields (HeadRev, Object) are zero.
+func (el *EventLine) Event() *model.Event {
+	e := &model.Event{
+		Step: el.Step, Actor: model.Actor(el.Actor), Op: model.Op(el.Op),
+		Kind: el.Kind, Name: el.Key, Server: el.Server, ReadRev: el.CacheRev,
+		Rev: el.Rev, Stale: el.Stale, Versions: el.Versions, Err: el.Err,
+		Detail: el.Detail, Time: lineTime(el.Time),
+	}
+	switch el.Change {
+	case "added":
+		e.Change = model.ChangeAdded
+	case "modified":
+		e.Change = model.ChangeModified
+	case "deleted":
+		e.Change = model.ChangeDeleted
+	}
+	return e
+}
+
+// lineTime reads a time as model.Time.String writes it ("30.5s"); the
+// scanner has checked its shape.
+func lineTime(s string) model.Time {
+	secs, frac, _ := strings.Cut(strings.TrimSuffix(s, "s"), ".")
+	t, _ := strconv.ParseInt(secs, 10, 64)
+	t *= 1000
+	if frac != "" {
+		ms, _ := strconv.ParseInt((frac + "00")[:3], 10, 64)
+		t += ms
+	}
+	return model.Time(t)
 }

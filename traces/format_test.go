@@ -299,3 +299,24 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// A line that parses but that model.Event.Line could not have written is
+// refused, naming the column and what the writer would put there: the
+// parser and the writer cannot drift apart silently.
+func TestParseEventLineRefusesWhatLineCannotWrite(t *testing.T) {
+	for _, tc := range []struct{ line, want string }{
+		// A Get answers with rv=, never ok.
+		{`controller/zk Get ConfigMap default/a -> ok t=0s #1`, `column 42: model.Event.Line would write "rv=0 t=0s #1"`},
+		// A crash answers ok, never with a revision.
+		{`fault Crash - controller/zk -> rv=3 t=0s #2`, `column 32: model.Event.Line would write "ok t=0s #2"`},
+		// Line writes a write's cache revision nowhere.
+		{`user Create ConfigMap default/a -> rv=3 added (apiserver-1, cache at rev 2) t=0s #3`, `column 59: model.Event.Line would write ") t=0s #3"`},
+		// Line writes 1.5s, not 1.50s.
+		{`clock Advance -> ok t=1.50s #4`, `column 26: model.Event.Line would write "s #4"`},
+	} {
+		_, err := ParseEventLine(tc.line)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ParseEventLine(%q) = %v; want an error containing %q", tc.line, err, tc.want)
+		}
+	}
+}
