@@ -13,8 +13,9 @@ import (
 	"github.com/opcheck/opcheck/properties"
 )
 
-// DefaultWaitTimeout is how long (logical time) the user waits for a
-// workload step's condition before moving on anyway, as a person would.
+// DefaultWaitTimeout is how long (logical time) the user retries a
+// workload step and waits for its condition before giving up (the finding
+// WorkloadStuck), as a person would; WorkloadStep.Timeout overrides it.
 const DefaultWaitTimeout = model.Time(10 * 60 * 1000)
 
 // RunOptions tune one run.
@@ -205,6 +206,9 @@ func (w *World) loop() {
 			w.violations = append(w.violations, w.monitor.Finish(&w.History)...)
 		}()
 	}
+	if w.stuck != nil && len(w.violations) == 0 && w.harnessErr == nil && !w.pruned {
+		w.violations = append(w.violations, *w.stuck)
+	}
 }
 
 // noteCaughtUp records, once per run, the first moment after Settle when
@@ -278,6 +282,31 @@ func (w *World) advanceWorkload() {
 	if w.Clock.Now() >= w.waitDeadline {
 		w.waiting = false
 		w.record(model.ActorUser, model.OpWorkload, "", "", "", "gave up waiting: "+st.Name)
+		w.workloadStuck(st, fmt.Sprintf("the user waited for %q from step %d (t=%s) until t=%s, its Timeout of %s, and its condition never held on the store", st.Name, w.waitFrom, w.waitStart, w.Clock.Now(), st.timeout()))
+	}
+}
+
+// workloadStuck notes the finding WorkloadStuck of the step that just gave
+// up. It is reported at the end of the run, and only when no property
+// found anything: a stuck controller usually is the reason the wait gave
+// up, and the property that says why is the better report.
+//
+// A give-up while a watch cache is paused is no finding: a paused cache
+// stays paused until the faults end, which the workload's end starts, so
+// the controller cannot be expected to converge in the meantime (the
+// history still records the give-up).
+func (w *World) workloadStuck(st *WorkloadStep, why string) {
+	if w.stuck != nil || len(w.paused) > 0 {
+		return
+	}
+	last := &w.History.Events[len(w.History.Events)-1]
+	w.stuck = &properties.Violation{
+		Property:    WorkloadStuck,
+		Statement:   "every workload step's command succeeds and its condition holds within the step's Timeout",
+		Step:        last.Step,
+		Event:       *last,
+		Explanation: why + "; the user gave up at step " + strconv.Itoa(last.Step) + " and went on with the workload.",
+		Related:     []int{w.waitFrom},
 	}
 }
 
@@ -315,7 +344,7 @@ func (w *World) enabledSteps() []Step {
 	for _, a := range w.actors {
 		buf = a.Steps(w, buf)
 	}
-	if !w.waiting && w.workload < len(w.Scenario.Workload) {
+	if !w.waiting && w.workload < len(w.Scenario.Workload) && w.retryAt <= w.Clock.Now() {
 		st := &w.Scenario.Workload[w.workload]
 		buf = append(buf, Step{Actor: model.ActorUser, Label: st.Name, Run: w.runWorkload})
 	}
@@ -336,19 +365,38 @@ func (w *World) enabledSteps() []Step {
 func (w *World) runWorkload() {
 	st := &w.Scenario.Workload[w.workload]
 	w.record(model.ActorUser, model.OpWorkload, "", "", "", "start: "+st.Name)
+	if !w.attempting {
+		w.attempting = true
+		w.waitFrom, w.waitStart = w.History.Events[len(w.History.Events)-1].Step, w.Clock.Now()
+		w.retryDeadline = w.Clock.Now() + st.timeout()
+	}
 	err := st.Do(context.Background(), w.ActorClient(model.ActorUser))
 	if err != nil {
-		if apierrors.IsConflict(err) {
-			return // retried at a later step, as a user re-running kubectl would
+		if !st.retry(err) {
+			w.harnessErr = fmt.Errorf("workload step %q failed: %w (a workload step may fail only with an error its Retry accepts, by default Conflict, AlreadyExists or NotFound; fix the scenario)", st.Name, err)
+			w.stopped = true
+			return
 		}
-		w.harnessErr = fmt.Errorf("workload step %q failed: %w (a workload step may fail only with a conflict; fix the scenario)", st.Name, err)
-		w.stopped = true
-		return
+		if w.Clock.Now() >= w.retryDeadline {
+			w.record(model.ActorUser, model.OpWorkload, "", "", "", "gave up retrying: "+st.Name)
+			w.workloadStuck(st, fmt.Sprintf("the user ran %q from step %d (t=%s) until t=%s, its Timeout of %s, and it kept failing: %s: %v", st.Name, w.waitFrom, w.waitStart, w.Clock.Now(), st.timeout(), apierrors.ReasonForError(err), err))
+			w.attempting = false
+			w.workload++
+			return
+		}
+		if !apierrors.IsConflict(err) {
+			// Not at the next step: the old object must finish
+			// terminating, or a cache catch up, which takes time.
+			w.retryAt = w.Clock.Now() + DefaultRetryDelay
+		}
+		return // retried, as a user re-running kubectl would
 	}
+	w.attempting = false
 	w.workload++
 	w.waiting = true
 	w.untilRev = 0
-	w.waitDeadline = w.Clock.Now() + DefaultWaitTimeout
+	w.waitFrom, w.waitStart = w.History.Events[len(w.History.Events)-1].Step, w.Clock.Now()
+	w.waitDeadline = w.Clock.Now() + st.timeout()
 }
 
 // nextTimer is the earliest time anything waits for.
@@ -370,6 +418,9 @@ func (w *World) nextTimer() (model.Time, bool) {
 	}
 	if w.waiting {
 		consider(w.waitDeadline, true)
+	}
+	if w.retryAt > w.Clock.Now() {
+		consider(w.retryAt, true)
 	}
 	if found && best < w.Clock.Now() {
 		best = w.Clock.Now()

@@ -3,6 +3,8 @@ package simulator
 import (
 	"context"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -52,11 +54,57 @@ type Scenario struct {
 
 // WorkloadStep is one user action: Do runs once the previous step's Until
 // held; the workload moves on once this step's Until holds on ground truth.
-// A Do that fails with a conflict is retried at a later step.
+//
+// A Do that fails with an error Retry accepts is run again, as a user
+// re-running kubectl would: at the next step after a Conflict, one
+// DefaultRetryDelay (logical) later after any other error (an
+// AlreadyExists while the old object is still terminating, a NotFound
+// while a cache catches up). Any other error is a harness error: the
+// scenario is wrong.
+//
+// Timeout bounds, in logical time, both the retries of Do (from its first
+// attempt) and the wait for Until (from the Do that succeeded). When it
+// runs out the user gives up and moves on, and the run reports the finding
+// WorkloadStuck, unless a property already explains the run or a watch
+// cache was paused at the time (a stale fault keeps the cache paused until
+// the faults end, so no progress could be expected).
 type WorkloadStep struct {
 	Name  string
 	Do    func(ctx context.Context, c client.Client) error
 	Until func(ctx context.Context, r client.Reader) bool
+	// Timeout is the step's patience (default DefaultWaitTimeout).
+	Timeout model.Time
+	// Retry says which errors of Do are retried (default DefaultRetry).
+	Retry func(err error) bool
+}
+
+// DefaultRetry is the retry policy of a workload step without one: the
+// errors a real cluster gives a correct command now and then, Conflict,
+// AlreadyExists and NotFound.
+func DefaultRetry(err error) bool {
+	return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) || apierrors.IsNotFound(err)
+}
+
+// DefaultRetryDelay is how long (logical time) the user waits before
+// running a Do again after an error other than a Conflict.
+const DefaultRetryDelay = model.Time(1000)
+
+// WorkloadStuck is the finding of a workload step whose Timeout ran out:
+// its Do kept failing, or its Until never held.
+const WorkloadStuck = "WorkloadStuck"
+
+func (st *WorkloadStep) timeout() model.Time {
+	if st.Timeout > 0 {
+		return st.Timeout
+	}
+	return DefaultWaitTimeout
+}
+
+func (st *WorkloadStep) retry(err error) bool {
+	if st.Retry != nil {
+		return st.Retry(err)
+	}
+	return DefaultRetry(err)
 }
 
 // Defaults.

@@ -110,6 +110,14 @@ func (w *World) StateHash() (uint64, bool) {
 	if w.waiting {
 		put(uint64(w.waitDeadline - w.Clock.Now()))
 	}
+	if w.attempting {
+		// A workload step being retried: its deadline and next attempt.
+		put(uint64(w.retryDeadline - w.Clock.Now()))
+		put(uint64(max(0, w.retryAt-w.Clock.Now())))
+	}
+	if w.stuck != nil {
+		put(0x57) // a WorkloadStuck finding is pending
+	}
 	put(uint64(w.budget.Crashes)<<48 | uint64(w.budget.Stale)<<32 | uint64(w.budget.Drops)<<16 | uint64(w.budget.Evictions))
 	if w.settling {
 		put(1)

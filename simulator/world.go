@@ -74,6 +74,15 @@ type World struct {
 	turn         int
 	keepGoing    bool
 	waitDeadline model.Time
+	// The current workload step: attempting while its Do is retried, from
+	// step waitFrom at time waitStart, until retryDeadline; the next
+	// attempt not before retryAt. stuck is the WorkloadStuck finding.
+	attempting    bool
+	waitFrom      int
+	waitStart     model.Time
+	retryDeadline model.Time
+	retryAt       model.Time
+	stuck         *properties.Violation
 	staleKinds   []*kindInfo
 
 	contentHashes map[client.Object]uint64
