@@ -83,7 +83,7 @@ type World struct {
 	retryDeadline model.Time
 	retryAt       model.Time
 	stuck         *properties.Violation
-	staleKinds   []*kindInfo
+	staleKinds    []*kindInfo
 
 	contentHashes map[client.Object]uint64
 	pruned        bool
