@@ -140,7 +140,7 @@ func TestFixedVariantsShowNoViolation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("explores 200 schedules per scenario")
 	}
-	for _, name := range []string{"zookeeper/fixed", "casskop/upstream-fix"} {
+	for _, name := range []string{"zookeeper/fixed", "casskop/fixed"} {
 		t.Run(name, func(t *testing.T) {
 			opts := DefaultOptions()
 			opts.Strategy, opts.Schedules, opts.Seed = StrategyRandom, 200, 1

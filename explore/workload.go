@@ -21,10 +21,13 @@ import (
 // A generated workload runs its actions in any order, so Step's Do must
 // accept any state the earlier steps leave: an action on an object that
 // does not exist yet, or a create of one that exists, is a no-op (return
-// nil), as a failed kubectl command would be; only conflicts may fail (the
-// simulator retries them). Until should wait for what a user waits for
-// after the command (the cluster settling on the new spec); the user gives
-// up after simulator.DefaultWaitTimeout of logical time anyway.
+// nil), as a failed kubectl command would be; only the errors of the
+// step's retry policy may fail (simulator.DefaultRetry: Conflict,
+// AlreadyExists, NotFound, which the simulator retries). Until should wait
+// for what a user waits for after the command (the cluster settling on the
+// new spec); when it does not hold within the step's Timeout
+// (simulator.DefaultWaitTimeout by default), the run reports the finding
+// simulator.WorkloadStuck.
 type Action struct {
 	Name string
 	// Gen generates the parameter; its shrinker and sieve, if any, shrink
