@@ -346,20 +346,20 @@ func defaultStep(steps []simulator.Step) int {
 }
 
 func rank(s *simulator.Step) int {
-	switch {
-	case s.Fault != 0:
+	switch s.Class {
+	case model.StepFault:
 		return 100
-	case s.Actor == model.ActorFault && s.Label == "settle":
+	case model.StepSettle:
 		return 5
-	case s.Actor == model.ActorFault:
-		return 90 // resume: only at settle
-	case s.Actor == model.ActorClock:
+	case model.StepResume:
+		return 90 // only at settle
+	case model.StepClock:
 		return 6
-	case strings.HasPrefix(string(s.Actor), "controller/") && strings.HasPrefix(s.Label, "deliver "):
+	case model.StepDeliver:
 		return 0
-	case strings.HasPrefix(string(s.Actor), "controller/"):
+	case model.StepReconcile:
 		return 3
-	case s.Actor == model.ActorUser:
+	case model.StepWorkload:
 		return 2
 	default:
 		return 1

@@ -33,9 +33,6 @@ const (
 	ActorAPIServer     Actor = "apiserver"
 )
 
-// ControllerActor is the actor name of a controller under test.
-func ControllerActor(name string) Actor { return Actor("controller/" + name) }
-
 // Op is what an event did.
 type Op string
 

@@ -17,7 +17,7 @@ import (
 
 // IsController reports whether a is a controller under test, an actor named
 // "controller/<name>" (see model.ControllerActor).
-func IsController(a model.Actor) bool { return strings.HasPrefix(string(a), "controller/") }
+func IsController(a model.Actor) bool { return a.Group() == model.GroupController }
 
 // monitorFuncs adapts two functions to Monitor; a nil function reports
 // nothing.
@@ -69,7 +69,7 @@ func apiserverName(server int) string {
 	if server <= 0 {
 		return "no apiserver"
 	}
-	return "apiserver-" + strconv.Itoa(server)
+	return string(model.APIServerActor(server))
 }
 
 // staleRead is what NoDeleteOfLive remembers of a controller's latest stale

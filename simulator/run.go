@@ -253,7 +253,7 @@ func (w *World) settle() {
 	w.record(model.ActorFault, model.OpSettle, "", "", "", "faults are over: "+w.budget.String()+" left unused")
 	for _, p := range w.paused {
 		p.server.Resume(p.cache)
-		w.record(model.ActorFault, model.OpResumeCache, p.cache.kind.gvk.Kind, "", "", "apiserver-"+strconv.Itoa(p.server.ID))
+		w.record(model.ActorFault, model.OpResumeCache, p.cache.kind.gvk.Kind, "", "", string(model.APIServerActor(p.server.ID)))
 	}
 	w.paused = nil
 	w.quietFrom = w.Clock.Now()
@@ -332,12 +332,12 @@ func (w *World) enabledSteps() []Step {
 			if h.run != nil {
 				label = "continue " + h.run.req.String()
 			}
-			buf = append(buf, Step{Actor: h.actor, Label: label, Run: h.step})
+			buf = append(buf, Step{Actor: h.actor, Class: model.StepReconcile, Label: label, Run: h.step})
 		}
 		for _, inf := range h.informers {
 			inf := inf
 			if inf.hasPending() {
-				buf = append(buf, Step{Actor: h.actor, Label: "deliver " + inf.kind.gvk.Kind, Run: func() { w.deliver(h, inf) }})
+				buf = append(buf, Step{Actor: h.actor, Class: model.StepDeliver, Label: "deliver " + inf.kind.gvk.Kind, Run: func() { w.deliver(h, inf) }})
 			}
 		}
 	}
@@ -346,17 +346,17 @@ func (w *World) enabledSteps() []Step {
 	}
 	if !w.waiting && w.workload < len(w.Scenario.Workload) && w.retryAt <= w.Clock.Now() {
 		st := &w.Scenario.Workload[w.workload]
-		buf = append(buf, Step{Actor: model.ActorUser, Label: st.Name, Run: w.runWorkload})
+		buf = append(buf, Step{Actor: model.ActorUser, Class: model.StepWorkload, Label: st.Name, Run: w.runWorkload})
 	}
 	ordinary := len(buf)
 	if !w.settling {
 		buf = w.faultSteps(buf)
 		if w.workloadDone() {
-			buf = append(buf, Step{Actor: model.ActorFault, Label: "settle", Run: w.settle})
+			buf = append(buf, Step{Actor: model.ActorFault, Class: model.StepSettle, Label: "settle", Run: w.settle})
 		}
 	}
 	if at, ok := w.nextTimer(); ok && (ordinary == 0 || w.Scenario.ClockAnytime) {
-		buf = append(buf, Step{Actor: model.ActorClock, Label: "tick to " + at.String(), Run: func() { w.tick(at) }})
+		buf = append(buf, Step{Actor: model.ActorClock, Class: model.StepClock, Label: "tick to " + at.String(), Run: func() { w.tick(at) }})
 	}
 	w.buf = buf
 	return buf
@@ -465,7 +465,7 @@ func (w *World) faultSteps(buf []Step) []Step {
 		for _, h := range w.hosts {
 			for _, s := range w.Servers {
 				h, s := h, s
-				buf = append(buf, Step{Actor: model.ActorFault, Fault: model.FaultCrash, Server: s.ID, Label: "crash " + string(h.actor) + ", restart on apiserver-" + strconv.Itoa(s.ID), Run: func() { w.crash(h, s) }})
+				buf = append(buf, Step{Actor: model.ActorFault, Class: model.StepFault, Fault: model.FaultCrash, Server: s.ID, Label: "crash " + string(h.actor) + ", restart on " + string(model.APIServerActor(s.ID)), Run: func() { w.crash(h, s) }})
 			}
 		}
 	}
@@ -473,20 +473,20 @@ func (w *World) faultSteps(buf []Step) []Step {
 		for _, s := range w.Servers {
 			for _, k := range w.staleKinds {
 				s, k := s, k
-				buf = append(buf, Step{Actor: model.ActorFault, Fault: model.FaultStale, Kind: k.gvk.Kind, Label: "pause apiserver-" + strconv.Itoa(s.ID) + " " + k.gvk.Kind + " cache", Run: func() { w.pause(s, k) }})
+				buf = append(buf, Step{Actor: model.ActorFault, Class: model.StepFault, Fault: model.FaultStale, Kind: k.gvk.Kind, Label: "pause " + string(model.APIServerActor(s.ID)) + " " + k.gvk.Kind + " cache", Run: func() { w.pause(s, k) }})
 			}
 		}
 	}
 	if len(w.paused) > 0 {
 		p := w.paused[0]
-		buf = append(buf, Step{Actor: model.ActorFault, Label: "resume apiserver-" + strconv.Itoa(p.server.ID) + " " + p.cache.kind.gvk.Kind + " cache", Run: w.resume})
+		buf = append(buf, Step{Actor: model.ActorFault, Class: model.StepResume, Label: "resume " + string(model.APIServerActor(p.server.ID)) + " " + p.cache.kind.gvk.Kind + " cache", Run: w.resume})
 	}
 	if b.Drops > 0 {
 		for _, h := range w.hosts {
 			for _, inf := range h.informers {
 				h, inf := h, inf
 				if inf.droppable() != nil {
-					buf = append(buf, Step{Actor: model.ActorFault, Fault: model.FaultDrop, Kind: inf.kind.gvk.Kind, Label: "drop " + inf.kind.gvk.Kind + " event for " + string(h.actor), Run: func() { w.drop(h, inf) }})
+					buf = append(buf, Step{Actor: model.ActorFault, Class: model.StepFault, Fault: model.FaultDrop, Kind: inf.kind.gvk.Kind, Label: "drop " + inf.kind.gvk.Kind + " event for " + string(h.actor), Run: func() { w.drop(h, inf) }})
 				}
 			}
 		}
@@ -510,7 +510,7 @@ func (w *World) evictionSteps() []Step {
 		pod := obj.(*corev1.Pod)
 		if pod.DeletionTimestamp == nil && pod.Status.Phase == corev1.PodRunning {
 			ns, name := pod.Namespace, pod.Name
-			w.evictSteps = append(w.evictSteps, Step{Actor: model.ActorFault, Fault: model.FaultEvict, Label: "evict pod " + ns + "/" + name, Run: func() { w.evict(ns, name) }})
+			w.evictSteps = append(w.evictSteps, Step{Actor: model.ActorFault, Class: model.StepFault, Fault: model.FaultEvict, Label: "evict pod " + ns + "/" + name, Run: func() { w.evict(ns, name) }})
 		}
 	}
 	return w.evictSteps
@@ -531,7 +531,7 @@ func (w *World) crash(h *Host, s *APIServer) {
 			w.hosts[i] = nh
 		}
 	}
-	detail = "apiserver-" + strconv.Itoa(s.ID)
+	detail = string(model.APIServerActor(s.ID))
 	for _, inf := range nh.informers {
 		detail += fmt.Sprintf("; %s listed at rev %d", inf.kind.gvk.Kind, inf.rev)
 		if inf.rev < w.Store.rev && w.Server(s.ID).Cache(inf.kind).paused {

@@ -61,7 +61,7 @@ func (s *ScriptChooser) Choose(kind model.ChoiceKind, n int) int {
 		// Only faults and the settle decision are left: settle rather
 		// than inject a fault nobody scripted.
 		for i := range steps {
-			if steps[i].Label == "settle" {
+			if steps[i].Class == model.StepSettle {
 				return i
 			}
 		}

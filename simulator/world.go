@@ -13,6 +13,9 @@ import (
 // (they name the step in traces and give PCT its priorities).
 type Step struct {
 	Actor model.Actor
+	// Class says what the step does; strategies and the scheduler tell
+	// steps apart by it, never by Label.
+	Class model.StepClass
 	Label string
 	// Fault is the fault this step injects (0 for an ordinary step); the
 	// world spends budget for it.

@@ -11,7 +11,6 @@ import (
 	"io"
 	"net/url"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/opcheck/opcheck/model"
@@ -224,7 +223,7 @@ func buildView(t *Trace, h *model.History, opts ViewOptions) (*viewData, error) 
 	laneIdx := map[string]int{}
 	for i, n := range names {
 		laneIdx[n] = i
-		d.Lanes = append(d.Lanes, viewLane{Name: n, Group: laneGroup(n)})
+		d.Lanes = append(d.Lanes, viewLane{Name: n, Group: laneGroup(n).String()})
 	}
 
 	objIdx := map[string]int{}
@@ -286,41 +285,21 @@ func laneOf(el *EventLine) string {
 	return el.Actor
 }
 
-func serverLane(n int) string { return "apiserver-" + strconv.Itoa(n) }
+func serverLane(n int) string { return string(model.APIServerActor(n)) }
 
-var builtinActors = map[string]bool{
-	string(model.ActorStatefulSet): true, string(model.ActorKubelet): true,
-	string(model.ActorGC): true, string(model.ActorPVCProtection): true,
-}
+// laneGroup is the group a lane is drawn in: its actor's group.
+func laneGroup(name string) model.ActorGroup { return model.Actor(name).Group() }
 
-func laneGroup(name string) string {
-	switch {
-	case name == string(model.ActorUser):
-		return "user"
-	case strings.HasPrefix(name, "controller/"):
-		return "controller"
-	case name == string(model.ActorAPIServer) || strings.HasPrefix(name, "apiserver-"):
-		return "apiserver"
-	case builtinActors[name]:
-		return "builtin"
-	case name == string(model.ActorFault):
-		return "fault"
-	case name == string(model.ActorClock):
-		return "clock"
-	}
-	return "external"
-}
-
-var groupRank = map[string]int{"user": 0, "controller": 1, "apiserver": 2, "builtin": 3, "external": 4, "fault": 5, "clock": 6}
-
+// laneLess orders lanes by group (in the order model declares the groups),
+// apiservers by number, then by name.
 func laneLess(a, b string) bool {
-	ga, gb := groupRank[laneGroup(a)], groupRank[laneGroup(b)]
+	ga, gb := laneGroup(a), laneGroup(b)
 	if ga != gb {
 		return ga < gb
 	}
-	na, errA := strconv.Atoi(strings.TrimPrefix(a, "apiserver-"))
-	nb, errB := strconv.Atoi(strings.TrimPrefix(b, "apiserver-"))
-	if errA == nil && errB == nil && na != nb {
+	na, okA := model.APIServerNumber(model.Actor(a))
+	nb, okB := model.APIServerNumber(model.Actor(b))
+	if okA && okB && na != nb {
 		return na < nb
 	}
 	return a < b
