@@ -63,6 +63,7 @@ const (
 	OpSettle        Op = "Settle"        // workload and faults are over; the fair settle phase begins
 	OpCaughtUp      Op = "CaughtUp"      // after Settle, every cache and informer reached the store's head once
 	OpQuiescent     Op = "Quiescent"     // the settle phase ended: nothing left to do
+	OpRecordEvent   Op = "RecordEvent"   // a controller emitted a Kubernetes event (Detail: source, type, reason, message)
 )
 
 // Fault operations.

@@ -135,11 +135,16 @@ func (c *Client) IsObjectNamespaced(obj runtime.Object) (bool, error) {
 }
 
 // fill copies a stored object into the caller's object, which may be the
-// same Go type or *unstructured.Unstructured. A typed object gets an empty
-// apiVersion/kind unless keepTypeMeta, as controller-runtime's typed client
-// decodes answers (the decoder clears them); its informer cache stamps them
-// back (keepTypeMeta). Unstructured objects always keep theirs.
+// same Go type, *unstructured.Unstructured or *metav1.PartialObjectMetadata.
+// A typed object gets an empty apiVersion/kind unless keepTypeMeta, as
+// controller-runtime's typed client decodes answers (the decoder clears
+// them); its informer cache stamps them back (keepTypeMeta). Unstructured
+// and metadata-only objects always keep theirs.
 func fill(dst client.Object, stored client.Object, keepTypeMeta bool) error {
+	if pm, ok := dst.(*metav1.PartialObjectMetadata); ok {
+		fillMetadata(pm, stored)
+		return nil
+	}
 	if u, ok := dst.(*unstructured.Unstructured); ok {
 		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(stored)
 		if err != nil {
@@ -161,6 +166,10 @@ func fill(dst client.Object, stored client.Object, keepTypeMeta bool) error {
 
 // typed returns obj as the registered Go type (converting unstructured).
 func (c *Client) typed(k *kindInfo, obj client.Object) (client.Object, error) {
+	if _, ok := obj.(*metav1.PartialObjectMetadata); ok {
+		// controller-runtime's client refuses these before any request.
+		return nil, fmt.Errorf("opcheck: a PartialObjectMetadata holds only metadata: it can be read, patched and deleted but not created or updated (Patch it, or write the typed %s)", k.gvk.Kind)
+	}
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
 		return obj, nil
@@ -300,7 +309,29 @@ func (c *Client) continueList(k *kindInfo, o *ListOptions, token string) ([]clie
 	return objs[i:], rev, stale, nil
 }
 
+// fillMetadata fills a metadata-only read: the stored object's kind and
+// metadata, as the apiserver's PartialObjectMetadata representation.
+func fillMetadata(pm *metav1.PartialObjectMetadata, stored client.Object) {
+	gvk := pm.GroupVersionKind()
+	if acc, ok := stored.(metav1.ObjectMetaAccessor); ok {
+		if om, ok := acc.GetObjectMeta().(*metav1.ObjectMeta); ok {
+			pm.ObjectMeta = *om.DeepCopy()
+		}
+	}
+	pm.SetGroupVersionKind(gvk)
+}
+
 func fillList(list client.ObjectList, objs []client.Object, keepTypeMeta bool) error {
+	if pl, ok := list.(*metav1.PartialObjectMetadataList); ok {
+		pl.Items = make([]metav1.PartialObjectMetadata, len(objs))
+		gvk := pl.GroupVersionKind()
+		gvk.Kind = strings.TrimSuffix(gvk.Kind, "List")
+		for i, obj := range objs {
+			pl.Items[i].SetGroupVersionKind(gvk)
+			fillMetadata(&pl.Items[i], obj)
+		}
+		return nil
+	}
 	items := make([]runtime.Object, len(objs))
 	if ul, ok := list.(*unstructured.UnstructuredList); ok {
 		ul.Items = ul.Items[:0]

@@ -37,9 +37,17 @@
 // CaughtUp. ScriptChooser and
 // RunScript express hand-written schedules by step labels.
 //
+// A ControllerSpec with Setup hands the operator's own wiring code a
+// controller-runtime manager.Manager (manager.go): the real builder builds
+// the real controller, whose predicates and event handlers then decide what
+// the host enqueues; the manager gives a cached client with field indexes,
+// an API reader served by the apiserver, and an event recorder whose
+// events are history lines.
+//
 // The world does not model: reconcilers that start goroutines of their own
 // or loop without API calls (the first panics, the second hangs the run),
-// MaxConcurrentReconciles above 1, controller-runtime's opt-in
+// MaxConcurrentReconciles above 1 (refused), the wall clock of unmodified
+// code (time.Now is not the logical clock), controller-runtime's opt-in
 // read-your-writes consistency, leader election, nodes and scheduling,
 // rolling updates of StatefulSets, volume binding.
 //
@@ -48,9 +56,9 @@
 // controller's informer cache; lists page with Limit and Continue; every
 // write can be a dry run (validated, answered, not stored).
 //
-// Deliberately not modelled in the API: server-side apply and field managers,
-// admission, validation beyond object metadata, watch bookmarks, and
-// subresources other than status. docs/fidelity.md lists
+// Deliberately not modelled in the API: server-side apply and field managers
+// (refused), admission, validation beyond object metadata, watch bookmarks,
+// and subresources other than status (refused). docs/fidelity.md lists
 // every semantic with the test that shows it.
 //
 // Everything here is deterministic: no wall clock, no global randomness, no

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/opcheck/opcheck/model"
@@ -41,9 +42,35 @@ type ControllerSpec struct {
 	// NewWithEnv is New for reconcilers that also need the logical clock or
 	// the world's external systems; set one of New and NewWithEnv.
 	NewWithEnv func(env *Env) reconcile.Reconciler
+	// Setup registers the controller with a controller-runtime manager the
+	// way the operator's own main does, e.g. by calling its NewReconciler
+	// and SetupWithManager: the builder's real predicates and event
+	// handlers then decide what is enqueued (see Manager). With Setup, set
+	// For to the type SetupWithManager's For names (it labels reconciles in
+	// the history and is the default stale-fault kind) and leave Owns,
+	// Watches, New and NewWithEnv empty. Setup runs at start and after every
+	// crash; ctx ends when the incarnation does.
+	Setup func(ctx context.Context, mgr manager.Manager) error
 	// MaxCallsPerReconcile bounds API calls per reconcile (default
 	// DefaultMaxCallsPerReconcile).
 	MaxCallsPerReconcile int
+}
+
+// validate says what is wrong with a spec, and what to do.
+func (s *ControllerSpec) validate() error {
+	if s.For == nil {
+		return fmt.Errorf("controller %q has no For type: set it to the primary type it reconciles", s.Name)
+	}
+	if s.Setup != nil {
+		if s.New != nil || s.NewWithEnv != nil || len(s.Owns) > 0 || len(s.Watches) > 0 {
+			return fmt.Errorf("controller %q has Setup and also New, NewWithEnv, Owns or Watches: with Setup, the watches and the reconciler come from what Setup registers with the manager; leave the others empty", s.Name)
+		}
+		return nil
+	}
+	if s.New == nil && s.NewWithEnv == nil {
+		return fmt.Errorf("controller %q has neither New, NewWithEnv nor Setup", s.Name)
+	}
+	return nil
 }
 
 // Watch maps events of Type to requests.
@@ -85,6 +112,9 @@ type Host struct {
 	reconciler reconcile.Reconciler
 	client     *Client
 	run        *reconcileRun
+	// managed is set for a spec with Setup: the controller-runtime
+	// controller's event handlers decide what is enqueued.
+	managed *managedController
 }
 
 // Actor is the host's actor name, "controller/<name>".
@@ -131,6 +161,10 @@ func newHost(w *World, spec *ControllerSpec, server *APIServer, incarnation int)
 	}
 	h.primary = w.kindOf(spec.For)
 	h.client = &Client{cluster: w.Cluster, server: server, actor: h.actor, reads: h, gate: h.gate}
+	if spec.Setup != nil {
+		h.startManaged()
+		return h
+	}
 	env := &Env{Client: h.client, World: w, Actor: h.actor}
 	if spec.NewWithEnv != nil {
 		h.reconciler = spec.NewWithEnv(env)
@@ -170,6 +204,13 @@ func (h *Host) watch(k *kindInfo) *informer {
 // handle maps one watch event (old is nil for adds, new is the last state
 // for deletes) to requests, as For/Owns/Watches handlers do.
 func (h *Host) handle(k *kindInfo, old, obj client.Object) {
+	if h.managed != nil {
+		// A delivered delete has left the informer; a relist's objects and
+		// delivered adds and updates are in it.
+		_, present := h.byKind[k].objects[objectKey(k, obj.GetNamespace(), obj.GetName())]
+		h.managed.dispatch(k, old, obj, !present)
+		return
+	}
 	if k == h.primary {
 		h.queue.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(obj)})
 	}
@@ -218,6 +259,9 @@ func (h *Host) read(k *kindInfo, namespace, name string) (client.Object, model.R
 }
 
 func (h *Host) readList(k *kindInfo, o *ListOptions) ([]client.Object, model.Revision, bool, error) {
+	if h.managed != nil && o.Fields != nil && !o.Fields.Empty() {
+		return h.indexedList(k, o)
+	}
 	return h.watch(k).readList(o)
 }
 
@@ -350,6 +394,9 @@ func (h *Host) finish(run *reconcileRun) {
 // cluster again: the goroutine exits at its next API call (deferred
 // functions run, but their API calls exit too).
 func (h *Host) abandon() {
+	if h.managed != nil {
+		h.managed.cancel()
+	}
 	run := h.run
 	if run == nil {
 		return

@@ -99,8 +99,8 @@ func NewWorld(sc *Scenario, chooser model.Chooser, opts RunOptions) (w *World, e
 	}
 	for i := range sc.Controllers {
 		spec := &sc.Controllers[i]
-		if spec.New == nil && spec.NewWithEnv == nil {
-			return nil, fmt.Errorf("scenario %q: controller %q has neither New nor NewWithEnv", sc.Name, spec.Name)
+		if err := spec.validate(); err != nil {
+			return nil, fmt.Errorf("scenario %q: %w", sc.Name, err)
 		}
 		// The first incarnation talks to apiserver-1; restarts choose.
 		w.hosts = append(w.hosts, newHost(w, spec, w.Server(1), 1))

@@ -1,6 +1,8 @@
 package simulator
 
 import (
+	"fmt"
+
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -146,7 +148,7 @@ func (w *World) Reader() client.Reader { return w.peek }
 func (w *World) kindOf(proto client.Object) *kindInfo {
 	k, err := w.Store.kinds.forObject(proto)
 	if err != nil {
-		panic(err)
+		panic(fmt.Errorf("%T is not a kind of the scenario's scheme: add its AddToScheme to the scheme (%w)", proto, err))
 	}
 	return k
 }
