@@ -8,6 +8,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -366,5 +367,271 @@ func TestCreateOnUpdate(t *testing.T) {
 	}
 	e.want(e.cl.Update(e.ctx, semCM("ns", "missing", nil)), apierrors.IsNotFound, "update of a missing configmap")
 	e.want(e.cl.Patch(e.ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "other"}}, client.RawPatch(types.MergePatchType, []byte(`{}`))), apierrors.IsNotFound, "patch of a missing service")
+	e.wantHead(2)
+}
+
+// wantInvalid fails unless err is a 422 Invalid whose causes include one on
+// field fieldPath.
+func (e *semEnv) wantInvalid(err error, fieldPath, what string) {
+	e.t.Helper()
+	e.want(err, apierrors.IsInvalid, what)
+	st, ok := err.(apierrors.APIStatus)
+	if !ok || st.Status().Details == nil {
+		e.t.Fatalf("%s: no details in %v", what, err)
+	}
+	for _, c := range st.Status().Details.Causes {
+		if c.Field == fieldPath {
+			return
+		}
+	}
+	e.t.Fatalf("%s: no cause on %s in %v", what, fieldPath, err)
+}
+
+// TestValidationCreate mirrors the apiserver's create validation with
+// apimachinery's own rules for metadata (ValidateObjectMetaAccessor: label
+// values of at most 63 characters from the label charset, qualified
+// annotation keys, owner references with apiVersion, kind, name and uid and
+// at most one controller, qualified finalizer names, never both orphan and
+// foregroundDeletion), the kind's name rule (a Service name is a DNS-1035
+// label, a Namespace name a DNS-1123 label, other kinds DNS-1123
+// subdomains), and the spec rules of the core validation that controllers
+// meet (a pod needs containers; a workload's selector must select its
+// template; a claim needs access modes and a size). Each answer is 422.
+func TestValidationCreate(t *testing.T) {
+	e := newSemEnv(t)
+	bad := func(mut func(cm *corev1.ConfigMap), fieldPath, what string) {
+		e.t.Helper()
+		cm := semCM("ns", "c", nil)
+		mut(cm)
+		e.wantInvalid(e.cl.Create(e.ctx, cm), fieldPath, what)
+	}
+	bad(func(cm *corev1.ConfigMap) { cm.Labels = map[string]string{"app": strings.Repeat("x", 64)} }, "metadata.labels", "label value of 64 characters")
+	bad(func(cm *corev1.ConfigMap) { cm.Labels = map[string]string{"app": "a b"} }, "metadata.labels", "label value with a space")
+	bad(func(cm *corev1.ConfigMap) { cm.Annotations = map[string]string{"not a key": "v"} }, "metadata.annotations", "annotation key with spaces")
+	bad(func(cm *corev1.ConfigMap) { cm.Finalizers = []string{"bad finalizer!"} }, "metadata.finalizers", "finalizer name")
+	bad(func(cm *corev1.ConfigMap) {
+		cm.Finalizers = []string{metav1.FinalizerOrphanDependents, metav1.FinalizerDeleteDependents}
+	}, "metadata.finalizers", "orphan and foregroundDeletion together")
+	bad(func(cm *corev1.ConfigMap) {
+		cm.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "o"}}
+	}, "metadata.ownerReferences[0].uid", "owner reference without uid")
+	bad(func(cm *corev1.ConfigMap) {
+		cm.OwnerReferences = []metav1.OwnerReference{{Kind: "ConfigMap", Name: "o", UID: "u"}}
+	}, "metadata.ownerReferences[0].apiVersion", "owner reference without apiVersion")
+	bad(func(cm *corev1.ConfigMap) {
+		cm.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Name: "o", UID: "u"}}
+	}, "metadata.ownerReferences[0].kind", "owner reference without kind")
+	yes := true
+	bad(func(cm *corev1.ConfigMap) {
+		cm.OwnerReferences = []metav1.OwnerReference{
+			{APIVersion: "v1", Kind: "ConfigMap", Name: "a", UID: "1", Controller: &yes},
+			{APIVersion: "v1", Kind: "ConfigMap", Name: "b", UID: "2", Controller: &yes}}
+	}, "metadata.ownerReferences", "two controllers")
+
+	// Names per kind: "a.b" is a fine ConfigMap name but not a Service
+	// (DNS-1035 label) or Namespace (DNS-1123 label) name; "1svc" is a
+	// DNS-1123 label but not a DNS-1035 one.
+	e.must(e.cl.Create(e.ctx, semCM("ns", "a.b", nil)))
+	svc := func(name string) *corev1.Service {
+		return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
+	}
+	e.wantInvalid(e.cl.Create(e.ctx, svc("a.b")), "metadata.name", "service name with a dot")
+	e.wantInvalid(e.cl.Create(e.ctx, svc("1svc")), "metadata.name", "service name starting with a digit")
+	e.wantInvalid(e.cl.Create(e.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "a.b"}}), "metadata.name", "namespace name with a dot")
+
+	// Specs.
+	e.wantInvalid(e.cl.Create(e.ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}), "spec.containers", "pod without containers")
+	noImage := semPod("ns", "p")
+	noImage.Spec.Containers[0].Image = ""
+	e.wantInvalid(e.cl.Create(e.ctx, noImage), "spec.containers[0].image", "container without image")
+	sts := semSts("ns", "s")
+	sts.Spec.Selector.MatchLabels = map[string]string{"app": "other"}
+	e.wantInvalid(e.cl.Create(e.ctx, sts), "spec.template.metadata.labels", "selector that does not select the template")
+	sts = semSts("ns", "s")
+	sts.Spec.Selector = nil
+	e.wantInvalid(e.cl.Create(e.ctx, sts), "spec.selector", "statefulset without selector")
+	e.wantInvalid(e.cl.Create(e.ctx, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c"}}), "spec.accessModes", "claim without access modes")
+	two := svc("two")
+	two.Spec.Ports = append(two.Spec.Ports, corev1.ServicePort{Port: 81})
+	e.wantInvalid(e.cl.Create(e.ctx, two), "spec.ports[0].name", "two unnamed service ports")
+	e.wantHead(1)
+}
+
+// TestImmutability mirrors the apiserver's update validation: a
+// StatefulSet's selector, serviceName, podManagementPolicy and
+// volumeClaimTemplates, a Deployment's selector, a Job's template, a
+// claim's spec (volumeName once; requests only when bound), a Secret's
+// type, the data of immutable ConfigMaps and Secrets, a pod's spec beyond
+// images, activeDeadlineSeconds, tolerations and scheduling gates, and a
+// deletionTimestamp set by Update or Patch: each is 422. The allowed
+// changes go through.
+func TestImmutability(t *testing.T) {
+	e := newSemEnv(t)
+	sts := semSts("ns", "s")
+	e.must(e.cl.Create(e.ctx, sts))
+	for what, mut := range map[string]func(s *appsv1.StatefulSet){
+		"selector":            func(s *appsv1.StatefulSet) { s.Spec.Selector.MatchLabels["x"] = "y"; s.Spec.Template.Labels["x"] = "y" },
+		"serviceName":         func(s *appsv1.StatefulSet) { s.Spec.ServiceName = "other" },
+		"podManagementPolicy": func(s *appsv1.StatefulSet) { s.Spec.PodManagementPolicy = appsv1.ParallelPodManagement },
+		"volumeClaimTemplates": func(s *appsv1.StatefulSet) {
+			s.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{*semClaim("ns", "data")}
+		},
+	} {
+		c := sts.DeepCopy()
+		mut(c)
+		e.wantInvalid(e.cl.Update(e.ctx, c), "spec", "statefulset "+what)
+	}
+	three := int32(3)
+	ok := sts.DeepCopy()
+	ok.Spec.Replicas = &three
+	ok.Spec.Template.Spec.Containers[0].Image = "busybox:2"
+	e.must(e.cl.Update(e.ctx, ok))
+
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "d"}, Spec: appsv1.DeploymentSpec{
+		Selector: sts.Spec.Selector.DeepCopy(), Template: *sts.Spec.Template.DeepCopy()}}
+	e.must(e.cl.Create(e.ctx, d))
+	d.Spec.Selector.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: "app", Operator: metav1.LabelSelectorOpExists}}
+	e.wantInvalid(e.cl.Update(e.ctx, d), "spec.selector", "deployment selector")
+
+	claim := semClaim("ns", "c")
+	e.must(e.cl.Create(e.ctx, claim))
+	claim.Spec.VolumeName = "pv-1" // set once: allowed
+	e.must(e.cl.Update(e.ctx, claim))
+	grown := claim.DeepCopy()
+	grown.Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("2Gi")
+	e.wantInvalid(e.cl.Update(e.ctx, grown), "spec", "requests of an unbound claim")
+	claim.Status.Phase = corev1.ClaimBound
+	e.must(e.cl.Status().Update(e.ctx, claim))
+	grown = claim.DeepCopy()
+	grown.Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("2Gi")
+	e.must(e.cl.Update(e.ctx, grown)) // expansion of a bound claim
+	grown.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}
+	e.wantInvalid(e.cl.Update(e.ctx, grown), "spec", "access modes of a bound claim")
+
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "sec"}, StringData: nil, Data: map[string][]byte{"k": []byte("v")}}
+	e.must(e.cl.Create(e.ctx, sec))
+	if sec.Type != corev1.SecretTypeOpaque {
+		e.t.Fatalf("secret type defaulted to %q, want Opaque", sec.Type)
+	}
+	sec.Type = corev1.SecretTypeTLS
+	e.wantInvalid(e.cl.Update(e.ctx, sec), "type", "secret type")
+	yes := true
+	frozen := semCM("ns", "frozen", map[string]string{"k": "v"})
+	frozen.Immutable = &yes
+	e.must(e.cl.Create(e.ctx, frozen))
+	frozen.Data["k"] = "w"
+	e.wantInvalid(e.cl.Update(e.ctx, frozen), "data", "data of an immutable configmap")
+	frozen.Data["k"] = "v"
+	frozen.Labels = map[string]string{"metadata": "may-change"}
+	e.must(e.cl.Update(e.ctx, frozen))
+
+	p := semPod("ns", "p")
+	e.must(e.cl.Create(e.ctx, p))
+	p.Spec.Containers[0].Image = "busybox:2"
+	p.Spec.Tolerations = []corev1.Toleration{{Key: "k", Operator: corev1.TolerationOpExists}}
+	e.must(e.cl.Update(e.ctx, p))
+	p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "side", Image: "side:1"})
+	e.wantInvalid(e.cl.Update(e.ctx, p), "spec", "pod containers")
+
+	// deletionTimestamp cannot be set by an update or a patch.
+	cm := semCM("ns", "del", nil)
+	e.must(e.cl.Create(e.ctx, cm))
+	now := metav1.NewTime(model.Epoch)
+	cm.DeletionTimestamp = &now
+	e.wantInvalid(e.cl.Update(e.ctx, cm), "metadata.deletionTimestamp", "deletionTimestamp by update")
+	e.wantInvalid(e.cl.Patch(e.ctx, semCM("ns", "del", nil), client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"deletionTimestamp":"2026-01-01T00:00:00Z"}}`))), "metadata.deletionTimestamp", "deletionTimestamp by patch")
+}
+
+func semClaim(ns, name string) *corev1.PersistentVolumeClaim {
+	return &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: corev1.PersistentVolumeClaimSpec{
+		AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+		Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}
+}
+
+// TestDefaulting mirrors the defaults the apiserver gives the built-in
+// kinds controllers write: Service type ClusterIP, TCP ports with
+// targetPort = port, an allocated cluster IP that an update leaving it out
+// keeps; Deployment and StatefulSet replicas 1 and their rolling update
+// strategies; pod restartPolicy Always, terminationGracePeriodSeconds 30,
+// dnsPolicy ClusterFirst, pull policy by tag, and phase Pending on create.
+func TestDefaulting(t *testing.T) {
+	e := newSemEnv(t)
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
+	e.must(e.cl.Create(e.ctx, svc))
+	sp := svc.Spec
+	if sp.Type != corev1.ServiceTypeClusterIP || sp.Ports[0].Protocol != corev1.ProtocolTCP || sp.Ports[0].TargetPort.IntValue() != 80 ||
+		sp.ClusterIP == "" || len(sp.ClusterIPs) != 1 || sp.SessionAffinity != corev1.ServiceAffinityNone {
+		e.t.Fatalf("service defaults: %+v", sp)
+	}
+	ip := sp.ClusterIP
+	// A controller's desired Service without the allocated IP: the update
+	// keeps the IP and changes nothing else.
+	desired := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", ResourceVersion: svc.ResourceVersion}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
+	e.must(e.cl.Update(e.ctx, desired))
+	if desired.Spec.ClusterIP != ip || e.lastEvent().Change != model.ChangeNone {
+		e.t.Fatalf("update without clusterIP: ip %q (was %q), change %v", desired.Spec.ClusterIP, ip, e.lastEvent().Change)
+	}
+	desired.Spec.ClusterIP = "10.0.0.99"
+	e.wantInvalid(e.cl.Update(e.ctx, desired), "spec.clusterIP", "changing the cluster IP")
+	headless := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "hl"}, Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone}}
+	e.must(e.cl.Create(e.ctx, headless))
+	if headless.Spec.ClusterIP != corev1.ClusterIPNone {
+		e.t.Fatalf("headless service got cluster IP %q", headless.Spec.ClusterIP)
+	}
+
+	sts := semSts("ns", "s")
+	e.must(e.cl.Create(e.ctx, sts))
+	if sts.Spec.Replicas == nil || *sts.Spec.Replicas != 1 || sts.Spec.PodManagementPolicy != appsv1.OrderedReadyPodManagement ||
+		sts.Spec.UpdateStrategy.Type != appsv1.RollingUpdateStatefulSetStrategyType || sts.Spec.UpdateStrategy.RollingUpdate == nil ||
+		*sts.Spec.RevisionHistoryLimit != 10 || sts.Spec.PersistentVolumeClaimRetentionPolicy.WhenDeleted != appsv1.RetainPersistentVolumeClaimRetentionPolicyType {
+		e.t.Fatalf("statefulset defaults: %+v", sts.Spec)
+	}
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "d"}, Spec: appsv1.DeploymentSpec{
+		Selector: sts.Spec.Selector.DeepCopy(), Template: *semSts("ns", "s").Spec.Template.DeepCopy()}}
+	e.must(e.cl.Create(e.ctx, d))
+	if *d.Spec.Replicas != 1 || d.Spec.Strategy.Type != appsv1.RollingUpdateDeploymentStrategyType || d.Spec.Strategy.RollingUpdate.MaxSurge.String() != "25%" ||
+		*d.Spec.ProgressDeadlineSeconds != 600 {
+		e.t.Fatalf("deployment defaults: %+v", d.Spec)
+	}
+	if ps := d.Spec.Template.Spec; ps.RestartPolicy != corev1.RestartPolicyAlways || *ps.TerminationGracePeriodSeconds != 30 {
+		e.t.Fatalf("template defaults: %+v", ps)
+	}
+
+	p := semPod("ns", "p")
+	p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "latest", Image: "repo/app"})
+	e.must(e.cl.Create(e.ctx, p))
+	ps := p.Spec
+	if p.Status.Phase != corev1.PodPending || ps.RestartPolicy != corev1.RestartPolicyAlways || ps.TerminationGracePeriodSeconds == nil ||
+		*ps.TerminationGracePeriodSeconds != 30 || ps.DNSPolicy != corev1.DNSClusterFirst || ps.SchedulerName != corev1.DefaultSchedulerName ||
+		ps.Containers[0].ImagePullPolicy != corev1.PullIfNotPresent || ps.Containers[1].ImagePullPolicy != corev1.PullAlways ||
+		ps.Containers[0].TerminationMessagePath != corev1.TerminationMessagePathDefault {
+		e.t.Fatalf("pod defaults: phase %q spec %+v", p.Status.Phase, ps)
+	}
+	claim := semClaim("ns", "c")
+	e.must(e.cl.Create(e.ctx, claim))
+	if claim.Spec.VolumeMode == nil || *claim.Spec.VolumeMode != corev1.PersistentVolumeFilesystem || claim.Status.Phase != corev1.ClaimPending {
+		e.t.Fatalf("claim defaults: %+v %+v", claim.Spec, claim.Status)
+	}
+}
+
+// TestBindingIsCreateOnly mirrors the create-only Binding resource: a
+// create assigns the pod to the node (once; a second binding is a
+// Conflict) and stores no Binding; get, update, patch and delete are
+// 405 MethodNotSupported.
+func TestBindingIsCreateOnly(t *testing.T) {
+	e := newSemEnv(t)
+	p := semPod("ns", "p")
+	e.must(e.cl.Create(e.ctx, p))
+	b := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}, Target: corev1.ObjectReference{Kind: "Node", Name: "node-1"}}
+	e.must(e.cl.Create(e.ctx, b))
+	e.must(e.cl.Get(e.ctx, client.ObjectKeyFromObject(p), p))
+	if p.Spec.NodeName != "node-1" {
+		e.t.Fatalf("bound pod on node %q", p.Spec.NodeName)
+	}
+	e.want(e.cl.Create(e.ctx, b.DeepCopy()), apierrors.IsConflict, "second binding")
+	e.want(e.cl.Update(e.ctx, b), apierrors.IsMethodNotSupported, "update of a binding")
+	e.want(e.cl.Get(e.ctx, client.ObjectKeyFromObject(b), &corev1.Binding{}), apierrors.IsMethodNotSupported, "get of a binding")
+	e.want(e.cl.Delete(e.ctx, b), apierrors.IsMethodNotSupported, "delete of a binding")
+	e.want(e.cl.Patch(e.ctx, b, client.RawPatch(types.MergePatchType, []byte(`{}`))), apierrors.IsMethodNotSupported, "patch of a binding")
 	e.wantHead(2)
 }

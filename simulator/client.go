@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -187,6 +188,9 @@ func (c *Client) Get(ctx context.Context, key client.ObjectKey, obj client.Objec
 	if err != nil {
 		return err
 	}
+	if isBindingKind(k) {
+		return createOnly(k, "get")
+	}
 	c.enter(ctx)
 	stored, readRev, stale, err := c.reads.read(k, key.Namespace, key.Name)
 	e := model.Event{Op: model.OpGet, Kind: k.gvk.Kind, Namespace: key.Namespace, Name: key.Name, ReadRev: readRev, HeadRev: c.cluster.Store.rev, Stale: stale, Err: errString(err)}
@@ -215,6 +219,9 @@ func (c *Client) List(ctx context.Context, list client.ObjectList, opts ...clien
 	k, err := c.cluster.Store.kinds.forObject(list)
 	if err != nil {
 		return err
+	}
+	if isBindingKind(k) {
+		return createOnly(k, "list")
 	}
 	o := (&client.ListOptions{}).ApplyOptions(opts)
 	cached := c.reads.informerCache()
@@ -414,11 +421,37 @@ func (c *Client) Create(ctx context.Context, obj client.Object, opts ...client.C
 	c.enter(ctx)
 	head := c.cluster.Store.rev
 	in, err := c.typed(k, obj)
+	if err == nil && isBindingKind(k) {
+		return c.bind(in.(*corev1.Binding), head, dry)
+	}
 	var ch *Change
 	if err == nil {
 		c.storeWrite(dry, func() { ch, err = c.cluster.Store.create(k, in, false) })
 	}
 	return c.writeEvent(model.OpCreate, k, obj, head, ch, nil, err, dry)
+}
+
+// createOnly answers every verb but create on a create-only kind
+// (Binding) with 405 MethodNotSupported, as the apiserver does.
+func createOnly(k *kindInfo, verb string) error {
+	return apierrors.NewMethodNotSupported(k.gr, verb)
+}
+
+// bind creates a Binding: the pod's change is recorded as a Create with
+// Detail "Binding" on the pod.
+func (c *Client) bind(b *corev1.Binding, head model.Revision, dry bool) error {
+	var ch *Change
+	var err error
+	c.storeWrite(dry, func() { ch, err = c.cluster.Store.Bind(b) })
+	e := model.Event{Op: model.OpCreate, Kind: "Pod", Namespace: b.Namespace, Name: b.Name, HeadRev: head, Err: errString(err), Detail: "Binding"}
+	if dry {
+		e.Detail += " dryRun"
+	}
+	if ch != nil && !dry {
+		e.Rev, e.Change, e.Object = ch.Rev, ch.Type, ch.Object
+	}
+	c.record(e)
+	return err
 }
 
 // Update implements client.Writer.
@@ -430,6 +463,9 @@ func (c *Client) update(ctx context.Context, obj client.Object, status bool, dry
 	k, err := c.cluster.Store.kinds.forObject(obj)
 	if err != nil {
 		return err
+	}
+	if isBindingKind(k) {
+		return createOnly(k, "update")
 	}
 	dry, err := dryRun(dryRunOpt, "UpdateOptions")
 	if err != nil {
@@ -470,6 +506,9 @@ func (c *Client) patch(ctx context.Context, obj client.Object, patch client.Patc
 	}
 	if patch.Type() == types.ApplyPatchType || patch.Type() == types.ApplyCBORPatchType {
 		return ErrApplyNotSupported
+	}
+	if isBindingKind(k) {
+		return createOnly(k, "patch")
 	}
 	dry, err := dryRun(dryRunOpt, "PatchOptions")
 	if err != nil {
@@ -548,6 +587,9 @@ func (c *Client) Delete(ctx context.Context, obj client.Object, opts ...client.D
 	if err != nil {
 		return err
 	}
+	if isBindingKind(k) {
+		return createOnly(k, "delete")
+	}
 	o := (&client.DeleteOptions{}).ApplyOptions(opts)
 	dry, err := dryRun(o.DryRun, "DeleteOptions")
 	if err != nil {
@@ -588,6 +630,9 @@ func (c *Client) DeleteAllOf(ctx context.Context, obj client.Object, opts ...cli
 	k, err := c.cluster.Store.kinds.forObject(obj)
 	if err != nil {
 		return err
+	}
+	if isBindingKind(k) {
+		return createOnly(k, "deletecollection")
 	}
 	o := (&client.DeleteAllOfOptions{}).ApplyOptions(opts)
 	if k.namespaced && o.Namespace == "" {

@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -47,7 +48,7 @@ func determinismScript(t *testing.T, c *Cluster) {
 		p := semPod("ns", fmt.Sprintf("p-%d", i))
 		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: semWidgetGV.String(), Kind: "Widget", Name: w.Name, UID: w.UID}}
 		must(user.Create(ctx, p))
-		must(user.Create(ctx, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", GenerateName: "data-"}}))
+		must(user.Create(ctx, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", GenerateName: "data-"}, Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}))
 	}
 	wc, err := c.Server(2).CacheFor(&semWidget{})
 	must(err)
@@ -104,7 +105,9 @@ func determinismScript(t *testing.T, c *Cluster) {
 	all.Items[1].Spec.Tags = map[string]string{"a": "b"}
 	must(ctrl.Patch(ctx, &all.Items[1], client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})))
 	expect(user.Create(ctx, &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "Bad"}}), apierrors.IsInvalid)
-	must(user.Create(ctx, &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "zk"}, Status: appsv1.StatefulSetStatus{Replicas: 9}}))
+	zk := semSts("ns", "zk")
+	zk.Status = appsv1.StatefulSetStatus{Replicas: 9}
+	must(user.Create(ctx, zk))
 	must(user.DeleteAllOf(ctx, &corev1.PersistentVolumeClaim{}, client.InNamespace("ns")))
 }
 

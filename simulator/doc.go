@@ -4,7 +4,9 @@
 // The core is an etcd-like Store with one global revision bumped by every
 // write and the full history of every change (Store.History). The store
 // applies the apiserver's registry semantics at the write's linearization
-// point: name and namespace validation, resourceVersion and UID
+// point: defaulting and validation of names, metadata and the specs of the
+// common built-in kinds, immutable fields (validation.go, defaults.go: 422
+// Invalid with a field.ErrorList), resourceVersion and UID
 // preconditions (409 Conflict), metadata.generation (for the kinds that keep
 // one, bumped when deletion starts), create-on-update, the status subresource,
 // finalizers and deletionTimestamp, graceful pod deletion, the orphan and
@@ -57,8 +59,9 @@
 // write can be a dry run (validated, answered, not stored).
 //
 // Deliberately not modelled in the API: server-side apply and field managers
-// (refused), admission, validation beyond object metadata, watch bookmarks,
-// and subresources other than status (refused). docs/fidelity.md lists
+// (refused), admission, the spec validation and defaulting rules opcheck has
+// not written, watch bookmarks, and subresources other than status
+// (refused; the create-only Binding kind is served). docs/fidelity.md lists
 // every semantic with the test that shows it.
 //
 // Everything here is deterministic: no wall clock, no global randomness, no

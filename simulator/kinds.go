@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -79,6 +80,8 @@ type kindInfo struct {
 	generationOnStatus bool
 	// createOnUpdate: an Update of a missing object creates it.
 	createOnUpdate bool
+	// nameFn is the kind's name rule (see nameValidator).
+	nameFn apivalidation.ValidateNameFunc
 	// statusField and metaField are struct field indexes used to copy status
 	// and compare spec without reflection by name on every write.
 	statusField int
@@ -213,6 +216,7 @@ func (r *kindRegistry) forGVK(gvk schema.GroupVersionKind) (*kindInfo, error) {
 	k.generation = !builtin || generationKinds[k.gk]
 	k.generationOnStatus = !builtin && !k.hasStatus && k.statusField >= 0
 	k.createOnUpdate = builtin && createOnUpdateKinds[k.gk]
+	k.nameFn = nameValidator(k.gk)
 	r.byGK[k.gk] = k
 	r.byType[t] = k
 	r.ordered = append(r.ordered, k)

@@ -144,6 +144,15 @@ func newSemWidget(ns, name string, size int32) *semWidget {
 	return &semWidget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: semWidgetSpec{Size: size}}
 }
 
+// semSts is a valid StatefulSet: a selector that selects its template, one
+// container.
+func semSts(ns, name string) *appsv1.StatefulSet {
+	l := map[string]string{"app": name}
+	return &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: appsv1.StatefulSetSpec{
+		Selector: &metav1.LabelSelector{MatchLabels: l}, ServiceName: name,
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: l}, Spec: semPod(ns, name).Spec}}}
+}
+
 func semPod(ns, name string) *corev1.Pod {
 	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "busybox:1"}}}}
@@ -458,10 +467,12 @@ func semStatus(e *semEnv) {
 	p := semPod("ns", "p")
 	p.Status.Phase = corev1.PodRunning
 	e.must(e.cl.Create(e.ctx, p))
-	if p.Status.Phase != "" {
-		e.t.Fatalf("pod status on create kept: %q", p.Status.Phase)
+	// The request's status is dropped and the pod starts Pending.
+	if p.Status.Phase != corev1.PodPending {
+		e.t.Fatalf("pod status on create: %q, want Pending", p.Status.Phase)
 	}
-	ss := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "s"}, Status: appsv1.StatefulSetStatus{Replicas: 3}}
+	ss := semSts("ns", "s")
+	ss.Status = appsv1.StatefulSetStatus{Replicas: 3}
 	e.must(e.cl.Create(e.ctx, ss))
 	got := &appsv1.StatefulSet{}
 	e.must(e.cl.Get(e.ctx, client.ObjectKeyFromObject(ss), got))
@@ -832,13 +843,17 @@ func semPatch(e *semEnv) {
 	}
 	e.want(e.cl.Patch(e.ctx, fresh, client.RawPatch(types.JSONPatchType, []byte(`[{"op":"test","path":"/spec/size","value":1}]`))), apierrors.IsBadRequest, "failing JSON patch test op")
 
-	// Strategic merge patch: built-ins only. Containers merge by name.
-	p := semPod("ns", "p")
+	// Strategic merge patch: built-ins only. Containers merge by name (in a
+	// Deployment's pod template: a pod's own container list is immutable).
+	one := int32(1)
+	p := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}, Spec: appsv1.DeploymentSpec{Replicas: &one,
+		Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "p"}},
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "p"}}, Spec: semPod("ns", "p").Spec}}}
 	e.must(e.cl.Create(e.ctx, p))
-	e.must(e.cl.Patch(e.ctx, p, client.RawPatch(types.StrategicMergePatchType, []byte(`{"spec":{"containers":[{"name":"side","image":"side:1"}]}}`))))
-	images := func(p *corev1.Pod) string {
+	e.must(e.cl.Patch(e.ctx, p, client.RawPatch(types.StrategicMergePatchType, []byte(`{"spec":{"template":{"spec":{"containers":[{"name":"side","image":"side:1"}]}}}}`))))
+	images := func(p *appsv1.Deployment) string {
 		var s []string
-		for _, c := range p.Spec.Containers {
+		for _, c := range p.Spec.Template.Spec.Containers {
 			s = append(s, c.Name+"="+c.Image)
 		}
 		slices.Sort(s)
@@ -848,21 +863,21 @@ func semPatch(e *semEnv) {
 		e.t.Fatalf("strategic merge patch: %s", got)
 	}
 	porig := p.DeepCopy()
-	for i := range p.Spec.Containers {
-		if p.Spec.Containers[i].Name == "main" {
-			p.Spec.Containers[i].Image = "busybox:2"
+	for i := range p.Spec.Template.Spec.Containers {
+		if p.Spec.Template.Spec.Containers[i].Name == "main" {
+			p.Spec.Template.Spec.Containers[i].Image = "busybox:2"
 		}
 	}
 	e.must(e.cl.Patch(e.ctx, p, client.StrategicMergeFrom(porig)))
-	gp := &corev1.Pod{}
+	gp := &appsv1.Deployment{}
 	e.must(e.cl.Get(e.ctx, client.ObjectKeyFromObject(p), gp))
 	if got := images(gp); got != "main=busybox:2,side=side:1" {
 		e.t.Fatalf("StrategicMergeFrom: %s", got)
 	}
 	// The same strategic patch as a merge patch replaces the list.
-	e.must(e.cl.Patch(e.ctx, p, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"containers":[{"name":"only","image":"only:1"}]}}`))))
-	if len(p.Spec.Containers) != 1 || p.Spec.Containers[0].Name != "only" {
-		e.t.Fatalf("merge patch of a list: %+v", p.Spec.Containers)
+	e.must(e.cl.Patch(e.ctx, p, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"template":{"spec":{"containers":[{"name":"only","image":"only:1"}]}}}}`))))
+	if len(p.Spec.Template.Spec.Containers) != 1 || p.Spec.Template.Spec.Containers[0].Name != "only" {
+		e.t.Fatalf("merge patch of a list: %+v", p.Spec.Template.Spec.Containers)
 	}
 	werr := e.cl.Patch(e.ctx, fresh, client.StrategicMergeFrom(fresh.DeepCopy()))
 	e.want(werr, apierrors.IsUnsupportedMediaType, "strategic merge patch of a custom resource")
@@ -888,15 +903,15 @@ func semPatch(e *semEnv) {
 	pp := semPod("ns", "sp")
 	e.must(e.cl.Create(e.ctx, pp))
 	e.must(e.cl.Status().Patch(e.ctx, pp, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"ignored":"y"}},"status":{"phase":"Running"}}`))))
-	gp = &corev1.Pod{}
-	e.must(e.cl.Get(e.ctx, client.ObjectKeyFromObject(pp), gp))
-	if gp.Status.Phase != corev1.PodRunning || gp.Labels != nil {
+	gpod := &corev1.Pod{}
+	e.must(e.cl.Get(e.ctx, client.ObjectKeyFromObject(pp), gpod))
+	if gp := gpod; gp.Status.Phase != corev1.PodRunning || gp.Labels != nil {
 		e.t.Fatalf("status patch: phase %q labels %v", gp.Status.Phase, gp.Labels)
 	}
 	// A merge patch of the main resource cannot change status.
-	e.must(e.cl.Patch(e.ctx, gp, client.RawPatch(types.MergePatchType, []byte(`{"status":{"phase":"Failed"}}`))))
-	if gp.Status.Phase != corev1.PodRunning {
-		e.t.Fatalf("main-resource patch changed status to %q", gp.Status.Phase)
+	e.must(e.cl.Patch(e.ctx, gpod, client.RawPatch(types.MergePatchType, []byte(`{"status":{"phase":"Failed"}}`))))
+	if gpod.Status.Phase != corev1.PodRunning {
+		e.t.Fatalf("main-resource patch changed status to %q", gpod.Status.Phase)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -72,6 +73,9 @@ type Store struct {
 
 	uidSeq  uint64
 	nameSeq uint64
+	// ipSeq and portSeq allocate service cluster IPs and node ports.
+	ipSeq   uint64
+	portSeq uint64
 
 	// dryRun makes commit answer without storing: set for the duration of
 	// one dry-run request (see DryRun).
@@ -82,9 +86,9 @@ type Store struct {
 // the real write would be, and nothing is stored (no revision, no history,
 // no counters advanced), as the apiserver's dry-run storage does.
 func (s *Store) DryRun(write func()) {
-	uid, name := s.uidSeq, s.nameSeq
+	uid, name, ip, port := s.uidSeq, s.nameSeq, s.ipSeq, s.portSeq
 	s.dryRun = true
-	defer func() { s.dryRun, s.uidSeq, s.nameSeq = false, uid, name }()
+	defer func() { s.dryRun, s.uidSeq, s.nameSeq, s.ipSeq, s.portSeq = false, uid, name, ip, port }()
 	write()
 }
 
@@ -305,20 +309,9 @@ func (s *Store) list(k *kindInfo, o *ListOptions) ([]client.Object, error) {
 	return selectSorted(s.table(k).objects, o), nil
 }
 
-func (s *Store) validateMeta(k *kindInfo, obj client.Object) error {
-	var errs field.ErrorList
-	if obj.GetName() == "" {
-		errs = append(errs, field.Required(field.NewPath("metadata", "name"), "name or generateName is required"))
-	} else if msgs := validation.IsDNS1123Subdomain(obj.GetName()); len(msgs) > 0 {
-		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), obj.GetName(), strings.Join(msgs, "; ")))
-	}
-	if k.namespaced && obj.GetNamespace() == "" {
-		errs = append(errs, field.Required(field.NewPath("metadata", "namespace"), "namespaced kinds need a namespace (set it on the object or use client.InNamespace)"))
-	}
-	if len(errs) > 0 {
-		return apierrors.NewInvalid(k.gk, obj.GetName(), errs)
-	}
-	return nil
+// missingNamespace is the 422 of a namespaced write without a namespace.
+func missingNamespace(k *kindInfo, obj client.Object) error {
+	return apierrors.NewInvalid(k.gk, obj.GetName(), field.ErrorList{field.Required(field.NewPath("metadata", "namespace"), "namespaced kinds need a namespace (set it on the object or use client.InNamespace)")})
 }
 
 // Create stores a new object: name from generateName if needed, UID,
@@ -355,7 +348,19 @@ func (s *Store) create(k *kindInfo, in client.Object, keepStatus bool) (*Change,
 	if generated {
 		obj.SetName(s.generateName(obj.GetGenerateName()))
 	}
-	if err := s.validateMeta(k, obj); err != nil {
+	if k.namespaced && obj.GetNamespace() == "" {
+		return nil, missingNamespace(k, obj)
+	}
+	if k.hasStatus && !keepStatus {
+		zeroStatus(k, obj)
+	}
+	s.applyDefaults(obj, nil)
+	if isPodKind(k) {
+		if p := obj.(*corev1.Pod); p.Status.Phase == "" {
+			p.Status.Phase = corev1.PodPending
+		}
+	}
+	if err := validateCreate(k, obj); err != nil {
 		return nil, err
 	}
 	key := objectKey(k, obj.GetNamespace(), obj.GetName())
@@ -370,9 +375,6 @@ func (s *Store) create(k *kindInfo, in client.Object, keepStatus bool) (*Change,
 		// with a fresh suffix (RetryGenerateName, 8 attempts in all).
 		obj.SetName(s.generateName(obj.GetGenerateName()))
 		key = objectKey(k, obj.GetNamespace(), obj.GetName())
-	}
-	if k.hasStatus && !keepStatus {
-		zeroStatus(k, obj)
 	}
 	if isPVCKind(k) && !keepStatus && !slices.Contains(obj.GetFinalizers(), FinalizerPVCProtection) {
 		// The StorageObjectInUseProtection admission plugin adds the
@@ -493,7 +495,7 @@ func (s *Store) Update(in client.Object) (*Change, client.Object, error) {
 		return nil, nil, err
 	}
 	if k.namespaced && in.GetNamespace() == "" {
-		return nil, nil, s.validateMeta(k, in)
+		return nil, nil, missingNamespace(k, in)
 	}
 	key := objectKey(k, in.GetNamespace(), in.GetName())
 	old, ok := s.table(k).objects[key]
@@ -521,28 +523,32 @@ func (s *Store) Update(in client.Object) (*Change, client.Object, error) {
 	}
 	obj.SetUID(old.GetUID())
 	obj.SetCreationTimestamp(old.GetCreationTimestamp())
-	obj.SetDeletionTimestamp(old.GetDeletionTimestamp())
-	obj.SetDeletionGracePeriodSeconds(old.GetDeletionGracePeriodSeconds())
+	// An update can never remove or change a deletionTimestamp (the stored
+	// one is kept), nor set one: validateUpdate answers 422 for that.
+	if old.GetDeletionTimestamp() != nil {
+		obj.SetDeletionTimestamp(old.GetDeletionTimestamp())
+	}
+	if old.GetDeletionGracePeriodSeconds() != nil && obj.GetDeletionGracePeriodSeconds() == nil {
+		obj.SetDeletionGracePeriodSeconds(old.GetDeletionGracePeriodSeconds())
+	}
 	obj.SetGeneration(old.GetGeneration())
 	obj.SetResourceVersion(old.GetResourceVersion())
 	obj.SetManagedFields(nil)
 	if k.hasStatus {
 		copyStatus(k, obj, old)
 	}
-	if old.GetDeletionTimestamp() != nil {
-		for _, f := range obj.GetFinalizers() {
-			if !slices.Contains(old.GetFinalizers(), f) {
-				return nil, nil, apierrors.NewInvalid(k.gk, in.GetName(), field.ErrorList{field.Forbidden(field.NewPath("metadata", "finalizers"), fmt.Sprintf("no new finalizers can be added if the object is being deleted, found new finalizers %q", f))})
-			}
-		}
-	}
+	s.applyDefaults(obj, old)
 	specSame := specEqual(k, obj, old)
+	metaSame := metaEqual(obj, old)
+	if err := validateUpdate(k, obj, old, metaSame, specSame); err != nil {
+		return nil, nil, err
+	}
 	if k.generation && (!specSame || k.generationOnStatus && !fieldEqual(obj, old, k.statusField)) {
 		obj.SetGeneration(old.GetGeneration() + 1)
 	}
 	// TypeMeta is the kind's on both; with a status subresource the status
 	// was just copied from old.
-	same := specSame && metaEqual(obj, old) && (k.hasStatus || k.statusField < 0 || fieldEqual(obj, old, k.statusField))
+	same := specSame && metaSame && (k.hasStatus || k.statusField < 0 || fieldEqual(obj, old, k.statusField))
 	return s.writeChecked(k, key, obj, old, same)
 }
 
@@ -575,6 +581,47 @@ func isGracefulPending(k *kindInfo, obj client.Object) bool {
 }
 
 func isPodKind(k *kindInfo) bool { return k.gk.Group == "" && k.gk.Kind == "Pod" }
+
+func isBindingKind(k *kindInfo) bool { return k.gk.Group == "" && k.gk.Kind == "Binding" }
+
+// Bind is the create-only Binding resource: it assigns a pod to a node
+// (sets spec.nodeName) and stores nothing of its own. A pod already
+// assigned, or being deleted, is a Conflict. The change is the pod's.
+func (s *Store) Bind(b *corev1.Binding) (*Change, error) {
+	pods, err := s.kinds.forObject(&corev1.Pod{})
+	if err != nil {
+		return nil, err
+	}
+	bk, _ := s.kinds.forObject(b)
+	var errs field.ErrorList
+	if b.Target.Kind != "" && b.Target.Kind != "Node" {
+		errs = append(errs, field.NotSupported(field.NewPath("target", "kind"), b.Target.Kind, []string{"Node", ""}))
+	}
+	if b.Target.Name == "" {
+		errs = append(errs, field.Required(field.NewPath("target", "name"), ""))
+	}
+	if len(errs) > 0 {
+		return nil, invalid(bk, b, errs)
+	}
+	key := objectKey(pods, b.Namespace, b.Name)
+	old, ok := s.table(pods).objects[key]
+	if !ok {
+		return nil, apierrors.NewNotFound(pods.gr, b.Name)
+	}
+	if uid := b.UID; uid != "" && uid != old.GetUID() {
+		return nil, conflict(pods, b.Name, fmt.Sprintf("Precondition failed: UID in precondition: %s, UID in object meta: %s", uid, old.GetUID()))
+	}
+	pod := old.(*corev1.Pod)
+	if pod.DeletionTimestamp != nil {
+		return nil, conflict(pods, b.Name, fmt.Sprintf("pod %s is being deleted, cannot be assigned to a host", b.Name))
+	}
+	if pod.Spec.NodeName != "" {
+		return nil, conflict(pods, b.Name, fmt.Sprintf("pod %s is already assigned to node %q", b.Name, pod.Spec.NodeName))
+	}
+	np := pod.DeepCopy()
+	np.Spec.NodeName = b.Target.Name
+	return s.commit(pods, key, model.ChangeModified, np), nil
+}
 
 func isPVCKind(k *kindInfo) bool { return k.gk.Group == "" && k.gk.Kind == "PersistentVolumeClaim" }
 
