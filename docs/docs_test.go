@@ -50,6 +50,9 @@ var shellVars = map[string]string{
 // allowed are the commands the test does not run, keyed by their first
 // word(s), with the reason.
 var allowed = map[string]string{
+	"go build -o bin/explore ./cmd/explore":                     "builds the binary the bin/explore commands run; this test builds the same one (buildExplore)",
+	"go install ./cmd/explore":                                  "installs the binary the explore commands run; this test builds the same one (buildExplore)",
+	"go -C examples/kvstore build -o bin/kvcheck ./cmd/kvcheck": "builds the example module's own command line; examples/kvstore's TestCommandLineLoop builds and runs it",
 	"kubectl":  "needs a cluster; docs/deploy/deploy_test.go decodes the manifests it applies (and the -f files must exist)",
 	"git diff": "read-only look at the working tree after a regeneration",
 }
@@ -69,6 +72,9 @@ type command struct {
 	words []string
 	env   []string // leading VAR=value words
 	out   string   // > redirection target, if any
+	// comment is the trailing # comment; "exit N" in it is the exit status
+	// the docs promise, which the test then demands.
+	comment string
 }
 
 // docFiles are README.md and docs/*.md.
@@ -201,6 +207,7 @@ func parse(t *testing.T, where, text string) command {
 				inWord = false
 			}
 		case r == '#' && !inWord:
+			c.comment = strings.TrimSpace(text[strings.IndexRune(text, '#')+1:])
 			goto done
 		default:
 			cur.WriteRune(r)
@@ -254,7 +261,7 @@ func TestDocCommands(t *testing.T) {
 		case len(w) >= 3 && w[0] == "go" && w[1] == "run" && w[2] == "./cmd/explore":
 			kinds["explore"]++
 			t.Run(c.where, func(t *testing.T) { runExplore(t, c, w[3:], bin, results) })
-		case w[0] == "explore":
+		case w[0] == "explore" || w[0] == "bin/explore":
 			kinds["explore"]++
 			t.Run(c.where, func(t *testing.T) { runExplore(t, c, w[1:], bin, results) })
 		case w[0] == "make":
@@ -262,7 +269,10 @@ func TestDocCommands(t *testing.T) {
 			t.Run(c.where, func(t *testing.T) { checkMake(t, c) })
 		case len(w) >= 2 && w[0] == "go" && w[1] == "test":
 			kinds["go test"]++
-			t.Run(c.where, func(t *testing.T) { checkGoTest(t, c) })
+			t.Run(c.where, func(t *testing.T) { checkGoTest(t, c, ".", w[2:]) })
+		case len(w) >= 4 && w[0] == "go" && w[1] == "-C" && w[3] == "test":
+			kinds["go test"]++
+			t.Run(c.where, func(t *testing.T) { checkGoTest(t, c, w[2], w[4:]) })
 		default:
 			kinds["allowed"]++
 			t.Run(c.where, func(t *testing.T) { checkAllowed(t, c) })
@@ -454,10 +464,20 @@ func runExplore(t *testing.T, c command, args []string, bin string, results func
 	default:
 		t.Fatalf("%s: %q: explore %s: %v\n%s", c.where, c.text, strings.Join(words, " "), err, stderr.String())
 	}
+	if m := exitRE.FindStringSubmatch(c.comment); m != nil {
+		if want := int(m[1][0] - '0'); code != want {
+			t.Errorf("%s: %q: explore %s exited %d, but the docs say exit %d:\n%s", c.where, c.text, strings.Join(words, " "), code, want, stderr.String())
+		}
+		return
+	}
 	if code != 0 && code != 1 {
 		t.Errorf("%s: %q: explore %s exited %d (a usage or harness error):\n%s", c.where, c.text, strings.Join(words, " "), code, stderr.String())
 	}
 }
+
+// exitRE finds the exit status a command's comment promises: "# exit 1: it
+// reproduces".
+var exitRE = regexp.MustCompile(`\bexit ([0-2])\b`)
 
 // outPath maps an output path into tmp: into the copy of its output dir,
 // else by its base name.
@@ -520,12 +540,12 @@ var goTestValueFlags = map[string]bool{"run": true, "bench": true, "fuzz": true,
 // goTestBoolFlags are go test's flags without a value.
 var goTestBoolFlags = map[string]bool{"v": true, "race": true, "short": true, "benchmem": true, "cover": true, "failfast": true, "json": true, "x": true}
 
-// checkGoTest: the packages exist, the functions the -run, -bench and
-// -fuzz patterns name exist, and any test binary flag is defined.
-func checkGoTest(t *testing.T, c command) {
+// checkGoTest: the packages exist (in the module at dir, for go -C dir
+// test), the functions the -run, -bench and -fuzz patterns name exist, and
+// any test binary flag is defined.
+func checkGoTest(t *testing.T, c command, dir string, args []string) {
 	patterns := map[string]string{}
 	var pkgs, custom []string
-	args := c.words[2:]
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if !strings.HasPrefix(a, "-") {
@@ -544,6 +564,11 @@ func checkGoTest(t *testing.T, c command) {
 			}
 			patterns[name] = val
 		case goTestBoolFlags[name]:
+		case strings.HasPrefix(name, "opcheck."):
+			checkOpcheckFlag(t, c, name)
+			if !hasVal {
+				i++
+			}
 		default:
 			custom = append(custom, name)
 		}
@@ -552,7 +577,7 @@ func checkGoTest(t *testing.T, c command) {
 		t.Fatalf("%s: %q: name the packages", c.where, c.text)
 	}
 	cmd := exec.Command("go", append([]string{"list", "-f", "{{.Dir}}"}, pkgs...)...)
-	cmd.Dir = root
+	cmd.Dir = filepath.Join(root, dir)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -600,6 +625,19 @@ func checkGoTest(t *testing.T, c command) {
 		if !regexp.MustCompile(`flag\.\w+\("` + regexp.QuoteMeta(name) + `"`).MatchString(src.String()) {
 			t.Errorf("%s: %q: -%s is neither a go test flag nor defined by the tests of %s", c.where, c.text, name, strings.Join(pkgs, " "))
 		}
+	}
+}
+
+// checkOpcheckFlag: the -opcheck.* test binary flags are the ones package
+// explore registers in every test binary that imports it.
+func checkOpcheckFlag(t *testing.T, c command, name string) {
+	src, err := os.ReadFile(filepath.Join(root, "explore", "check.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	verb := strings.TrimPrefix(name, "opcheck.")
+	if !bytes.Contains(src, []byte(`flag.String("opcheck."+f.verb`)) || !bytes.Contains(src, []byte(`{"`+verb+`", "opcheck: `)) {
+		t.Errorf("%s: %q: -%s is not a flag package explore registers (explore/check.go)", c.where, c.text, name)
 	}
 }
 

@@ -66,9 +66,11 @@ func Check(t testing.TB, sc *simulator.Scenario, opts ...Option) Report {
 		}
 		rep.Trace = path
 		rep.Replay = testVerb(rebuild, "replay", path)
-		recipe := Recipe(rep)
-		recipe += fmt.Sprintf("\nview: %s\nshrink: %s\n(go test runs the test in its package directory %s: the trace path is relative to it)", testVerb(rebuild, "view", path), testVerb(rebuild, "shrink", path), packageDir())
-		t.Fatalf("%s", recipe)
+		t.Fatalf("%s", recipe(rep, []string{
+			"view: " + testVerb(rebuild, "view", path),
+			"shrink: " + testVerb(rebuild, "shrink", path),
+			"(run them anywhere in the module; go test runs the test in its package directory " + packageDir() + ", and the trace path is relative to it)",
+		}))
 	}
 	return rep
 }
@@ -240,7 +242,10 @@ func modulePath(gomod []byte) string {
 // is right for the report's strategy: a sampling strategy's schedule
 // reruns from its seed; the exhaustive search's schedule (it has no seed)
 // replays from its choices.
-func Recipe(rep Report) string {
+func Recipe(rep Report) string { return recipe(rep, nil) }
+
+// recipe is Recipe with more command lines after the replay line.
+func recipe(rep Report, more []string) string {
 	if rep.Violation == nil {
 		return rep.Scenario + ": no violation"
 	}
@@ -257,12 +262,22 @@ func Recipe(rep Report) string {
 	if rep.Replay != "" {
 		fmt.Fprintf(&b, "replay: %s   (exit 1: it reproduces)\n", rep.Replay)
 	}
-	choices := model.FormatChoices(rep.Choices)
-	fmt.Fprintf(&b, "choices: %s\n", choices)
+	for _, l := range more {
+		fmt.Fprintf(&b, "%s\n", l)
+	}
 	faults := fmt.Sprintf("model.FaultBudget{Crashes: %d, Stale: %d, Drops: %d, Evictions: %d}", rep.Faults.Crashes, rep.Faults.Stale, rep.Faults.Drops, rep.Faults.Evictions)
-	if rep.Strategy == StrategyExhaustive {
+	switch {
+	case rep.Trace != "" && rep.Strategy == StrategyExhaustive:
+		// The trace holds the choices; the line stays short.
+		fmt.Fprintf(&b, "replay in Go: tr, _ := traces.ReadFile(%q); res, err := explore.Replay(sc, tr.Choices, &tr.Faults)", rep.Trace)
+	case rep.Strategy == StrategyExhaustive:
+		choices := model.FormatChoices(rep.Choices)
+		fmt.Fprintf(&b, "choices: %s\n", choices)
 		fmt.Fprintf(&b, "replay in Go: choices, _ := model.ParseChoices(%q); res, err := explore.Replay(sc, choices, &%s)", choices, faults)
-	} else {
+	default:
+		if rep.Trace == "" {
+			fmt.Fprintf(&b, "choices: %s\n", model.FormatChoices(rep.Choices))
+		}
 		fmt.Fprintf(&b, "replay in Go: explore.Check(t, sc, explore.WithStrategy(%q), explore.WithSeed(%d), explore.WithSchedules(1), explore.WithFaults(%s))", rep.Strategy, rep.Seed, faults)
 	}
 	return b.String()

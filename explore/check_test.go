@@ -33,7 +33,7 @@ func TestCheckFailsWithTheRecipe(t *testing.T) {
 	if !ft.failed {
 		t.Fatalf("Check passed a violating schedule; verdict %s", rep.Verdict)
 	}
-	for _, want := range []string{"casskop/buggy", "EventuallyConverges", "at step", "choices: step:", "explore.WithSeed(128)", `explore.WithStrategy("random")`} {
+	for _, want := range []string{"casskop/buggy", "EventuallyConverges", "at step", "trace: ", "-opcheck.replay=", "-opcheck.view=", "-opcheck.shrink=", "explore.WithSeed(128)", `explore.WithStrategy("random")`} {
 		if !strings.Contains(ft.msg, want) {
 			t.Errorf("failure message lacks %q:\n%s", want, ft.msg)
 		}
