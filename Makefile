@@ -22,6 +22,7 @@ test: vet
 
 # examples/kvstore is a module of its own (it requires opcheck through a
 # replace, as a user's module would), so ./... above does not reach it.
+# When opcheck's go.mod changes, run go -C examples/kvstore mod tidy.
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt wants to rewrite:"; gofmt -l $$(git ls-files '*.go'); exit 1)
