@@ -190,6 +190,7 @@ func (c *cli) check(args []string, stdout, stderr io.Writer) int {
 	shard := fs.String("shard", "0/1", "run shard I of N: the schedules i with i % N == I")
 	determinism := fs.Bool("check-determinism", false, "run every schedule twice and compare the histories")
 	noPrune := fs.Bool("no-prune", false, "exhaustive: do not prune states already explored (to measure what pruning saves)")
+	workers := fs.Int("workers", 0, "goroutines running schedules (default: GOMAXPROCS); the verdict and the violation reported do not depend on it")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "usage: explore check [flags] SCENARIO...\n(scenarios: explore list)\n")
 		fs.PrintDefaults()
@@ -214,6 +215,9 @@ func (c *cli) check(args []string, stdout, stderr io.Writer) int {
 	}
 	if *budget < 0 {
 		return usageErr("-time %s: want a duration >= 0", *budget)
+	}
+	if *workers < 0 {
+		return usageErr("-workers %d: want at least 1 (or 0 for GOMAXPROCS)", *workers)
 	}
 	shardI, shardN, err := parseShard(*shard)
 	if err != nil {
@@ -257,6 +261,7 @@ func (c *cli) check(args []string, stdout, stderr io.Writer) int {
 		opts := DefaultOptions()
 		opts.Strategy, opts.Schedules, opts.Seed, opts.Time = *strategy, *schedules, *seed, *budget
 		opts.Shard, opts.Shards, opts.CheckDeterminism, opts.NoPrune = shardI, shardN, *determinism, *noPrune
+		opts.Workers = *workers
 		if len(faultFlags) > 0 {
 			b := sc.Faults
 			if set["crashes"] {

@@ -1,8 +1,11 @@
 package explore
 
 import (
+	"container/heap"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/opcheck/opcheck/model"
@@ -78,80 +81,240 @@ func exhaustive(sc *simulator.Scenario, opts Options, rep *Report, start time.Ti
 }
 
 // exhaustLevel is the depth-first search over schedules with at most level
-// faults.
+// faults, on opts.Workers goroutines.
+//
+// The search tree is cut into items: an item is a prefix of fault choices
+// whose last choice is a fault (not the default option), and stands for
+// the schedule that replays it and then takes the default option at every
+// later fault decision. Running an item discovers those later decisions;
+// each of their other options is a new item. Items are taken smallest
+// first in the lexicographic order of their prefixes, which is the
+// depth-first order of the sequential search: with one worker the schedules
+// run exactly in that order.
+//
+// With more workers, the order in which states are first reached is no
+// longer the depth-first order, so the visited table keeps, per state, the
+// smallest path (in that order) that reached it: a path is pruned only at a
+// state a smaller path reached, and a smaller path that arrives later goes
+// on. The smallest violating schedule of the tree is therefore never
+// pruned (a smaller path through one of its states would continue into an
+// even smaller violating schedule), every violating schedule found is
+// compared in that order, and work on items larger than the smallest
+// violation found is dropped. The verdict, the violation reported, its
+// choices and history are those of one worker, for every number of
+// workers; the schedule, prune and state counts are not (concurrent
+// workers may explore a state twice).
 func exhaustLevel(sc *simulator.Scenario, opts Options, level, budgetTotal int, start time.Time, res *Report) {
-	shards := opts.Shards
-	visited := map[uint64]struct{}{}
-	var prefix []int
-	defer func() { res.States += len(visited) }()
-	for res.Schedules < opts.Schedules {
-		if opts.Time > 0 && time.Since(start) > opts.Time {
-			break
-		}
-		c := &dfsChooser{prefix: prefix, visited: visited, dedup: !opts.NoPrune, shard: opts.Shard, shards: shards, maxFaults: level}
-		w, err := simulator.NewWorld(sc, c, simulator.RunOptions{Faults: opts.Faults})
-		if err != nil {
-			res.Err = err
-			return
-		}
-		c.w = w
-		r, err := w.Run()
-		index := res.Schedules
-		res.Schedules++
-		res.Steps += r.Steps
-		if err != nil {
-			res.Err = err
-			return
-		}
-		if opts.CheckDeterminism && !w.Pruned() {
-			again, err := simulator.Run(sc, &model.Sequence{Choices: r.Choices}, simulator.RunOptions{Faults: opts.Faults})
-			if err != nil {
-				res.Err = err
-				return
-			}
-			if a, b := r.History.Lines(), again.History.Lines(); a != b {
-				res.Err = notDeterministic(sc, fmt.Sprintf("exhaustive schedule %d (replayed from its %d recorded choices)", index, len(r.Choices)), a, b)
-				return
-			}
-		}
-		if shards > 1 && !c.skipped && len(c.taken) < SplitDepth && owner(c.taken, c.widths)%shards != opts.Shard {
-			// A schedule that never reached the split point belongs to
-			// the shard its few decisions name; the others only ran it to
-			// learn the tree's shape.
-			c.skipped = true
-		}
-		if opts.Visit != nil && !c.skipped {
-			opts.Visit(index, 0, r)
-		}
-		if opts.Progress != nil {
-			opts.Progress(Progress{Schedules: res.Schedules, States: res.States + len(visited), Covered: covered(level, budgetTotal, c.taken, c.widths)})
-		}
-		switch {
-		case c.skipped:
-			res.Skipped++
-		case w.Pruned():
-			res.Pruned++
-		}
-		if len(r.Violations) > 0 && !c.skipped && res.Violation == nil {
-			res.Violation = &r.Violations[0]
-			res.Index = index
-			res.Choices = r.Choices
-			res.History = r.History
-			if !opts.keepGoing {
-				break
-			}
-		}
-		// Backtrack: the deepest decision with an untried option.
-		i := len(c.taken) - 1
-		for i >= 0 && c.taken[i] == c.widths[i]-1 {
-			i--
-		}
-		if i < 0 {
-			res.Complete = true
-			break
-		}
-		prefix = append(c.taken[:i:i], c.taken[i]+1)
+	l := &levelSearch{sc: sc, opts: opts, level: level, budgetTotal: budgetTotal, start: start, res: res,
+		visited: &visitedTable{m: map[uint64][]int{}}, queue: itemQueue{nil}}
+	l.cond = sync.NewCond(&l.mu)
+	var wg sync.WaitGroup
+	for i := 0; i < max(1, opts.Workers); i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l.work()
+		}()
 	}
+	wg.Wait()
+	res.States += l.visited.len()
+	if l.best != nil {
+		res.Violation, res.Index, res.Choices, res.History = l.best.violation, l.best.index, l.best.choices, l.best.history
+	}
+	if !l.stopped && l.running == 0 && len(l.queue) == 0 && (l.best == nil || opts.keepGoing) && res.Err == nil {
+		res.Complete = true
+	}
+}
+
+// levelSearch is the shared state of one level's workers, guarded by mu.
+type levelSearch struct {
+	sc                 *simulator.Scenario
+	opts               Options
+	level, budgetTotal int
+	start              time.Time
+	res                *Report
+	visited            *visitedTable
+
+	mu      sync.Mutex
+	cond    *sync.Cond
+	queue   itemQueue
+	running int
+	stopped bool // the budget, the time or a harness error ended the search
+	best    *found
+}
+
+// found is a violating schedule with its depth-first key.
+type found struct {
+	key       []int
+	index     int
+	violation *properties.Violation
+	choices   []model.Choice
+	history   *model.History
+}
+
+// work runs items until none is left or the search stops.
+func (l *levelSearch) work() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for {
+		for len(l.queue) == 0 && l.running > 0 && !l.stopped {
+			l.cond.Wait()
+		}
+		if len(l.queue) == 0 || l.stopped {
+			return
+		}
+		if l.res.Schedules >= l.opts.Schedules || (l.opts.Time > 0 && time.Since(l.start) > l.opts.Time) {
+			l.stop()
+			return
+		}
+		prefix := heap.Pop(&l.queue).([]int)
+		if l.best != nil && !l.opts.keepGoing && lessKey(l.best.key, prefix) {
+			continue // after the smallest violation found: never reported
+		}
+		index := l.res.Schedules
+		l.res.Schedules++
+		l.running++
+		l.mu.Unlock()
+		c, r, pruned, err := l.run(prefix, index)
+		l.mu.Lock()
+		l.running--
+		l.cond.Broadcast()
+		if r != nil {
+			l.res.Steps += r.Steps
+		}
+		if err != nil {
+			if l.res.Err == nil {
+				l.res.Err = err
+			}
+			l.stop()
+			return
+		}
+		l.record(prefix, index, c, r, pruned)
+	}
+}
+
+func (l *levelSearch) stop() {
+	l.stopped = true
+	l.cond.Broadcast()
+}
+
+// run runs the schedule of one item, outside the lock.
+func (l *levelSearch) run(prefix []int, index int) (*dfsChooser, *simulator.Result, bool, error) {
+	opts := l.opts
+	if opts.perturb != nil {
+		opts.perturb(prefix)
+	}
+	c := &dfsChooser{prefix: prefix, visited: l.visited, dedup: !opts.NoPrune, shard: opts.Shard, shards: opts.Shards, maxFaults: l.level}
+	w, err := simulator.NewWorld(l.sc, c, simulator.RunOptions{Faults: opts.Faults})
+	if err != nil {
+		return nil, nil, false, err
+	}
+	c.w = w
+	r, err := w.Run()
+	if err != nil {
+		return c, r, false, err
+	}
+	if opts.CheckDeterminism && !w.Pruned() {
+		again, err := simulator.Run(l.sc, &model.Sequence{Choices: r.Choices}, simulator.RunOptions{Faults: opts.Faults})
+		if err != nil {
+			return c, r, false, err
+		}
+		if a, b := r.History.Lines(), again.History.Lines(); a != b {
+			return c, r, false, notDeterministic(l.sc, fmt.Sprintf("exhaustive schedule %d (replayed from its %d recorded choices)", index, len(r.Choices)), a, b)
+		}
+	}
+	if shards := opts.Shards; shards > 1 && !c.skipped && len(c.taken) < SplitDepth && owner(c.taken, c.widths)%shards != opts.Shard {
+		// A schedule that never reached the split point belongs to
+		// the shard its few decisions name; the others only ran it to
+		// learn the tree's shape.
+		c.skipped = true
+	}
+	return c, r, w.Pruned(), nil
+}
+
+// record accounts for a finished item, under the lock: callbacks, counts,
+// the violation, and the items its new decisions open.
+func (l *levelSearch) record(prefix []int, index int, c *dfsChooser, r *simulator.Result, pruned bool) {
+	res, opts := l.res, l.opts
+	if opts.Visit != nil && !c.skipped {
+		opts.Visit(index, 0, r)
+	}
+	if opts.Progress != nil {
+		opts.Progress(Progress{Schedules: res.Schedules, States: res.States + l.visited.len(), Covered: covered(l.level, l.budgetTotal, c.taken, c.widths)})
+	}
+	switch {
+	case c.skipped:
+		res.Skipped++
+	case pruned:
+		res.Pruned++
+	}
+	if len(r.Violations) > 0 && !c.skipped {
+		if l.best == nil || lessKey(prefix, l.best.key) {
+			l.best = &found{key: prefix, index: index, violation: &r.Violations[0], choices: r.Choices, history: r.History}
+		}
+		if !opts.keepGoing {
+			return // its subtree comes after it
+		}
+	}
+	for d := len(prefix); d < len(c.taken); d++ {
+		for o := 1; o < c.widths[d]; o++ {
+			heap.Push(&l.queue, append(c.taken[:d:d], o))
+		}
+	}
+	l.cond.Broadcast()
+}
+
+// lessKey orders fault-choice prefixes depth first: lexicographically, a
+// prefix before its extensions.
+func lessKey(a, b []int) bool {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return a[i] < b[i]
+		}
+	}
+	return len(a) < len(b)
+}
+
+// itemQueue is a min-heap of items in depth-first order.
+type itemQueue [][]int
+
+func (q itemQueue) Len() int           { return len(q) }
+func (q itemQueue) Less(i, j int) bool { return lessKey(q[i], q[j]) }
+func (q itemQueue) Swap(i, j int)      { q[i], q[j] = q[j], q[i] }
+func (q *itemQueue) Push(x any)        { *q = append(*q, x.([]int)) }
+func (q *itemQueue) Pop() any {
+	old := *q
+	x := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return x
+}
+
+// visitedTable holds the states one level of the search has reached, each
+// with the smallest path (its fault choices so far) that reached it; the
+// level's workers share it.
+type visitedTable struct {
+	mu sync.Mutex
+	m  map[uint64][]int
+}
+
+// claim reports whether the path key may go on from state h: no path
+// reached h before, or only larger ones (key then takes their place). A
+// path larger than the recorded one is pruned: the recorded one explores
+// the same futures, earlier in the depth-first order.
+func (v *visitedTable) claim(h uint64, key []int) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if old, ok := v.m[h]; ok && !lessKey(key, old) {
+		return false
+	}
+	v.m[h] = slices.Clone(key)
+	return true
+}
+
+func (v *visitedTable) len() int {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return len(v.m)
 }
 
 // dfsChooser replays a prefix of fault decisions and otherwise follows the
@@ -168,7 +331,7 @@ type dfsChooser struct {
 	kinds     map[string]bool
 	faults    int // faults injected in this schedule
 	maxFaults int
-	visited   map[uint64]struct{}
+	visited   *visitedTable
 	dedup     bool
 	shard     int
 	shards    int
@@ -208,11 +371,10 @@ func (c *dfsChooser) Choose(kind model.ChoiceKind, n int) int {
 		if h, ok := c.w.StateHash(); ok {
 			h ^= uint64(c.maxFaults-c.faults) * 0x9e3779b97f4a7c15
 			h = mixFaults(h, faults)
-			if _, seen := c.visited[h]; seen {
+			if !c.visited.claim(h, c.taken) {
 				c.w.Stop()
 				return def
 			}
-			c.visited[h] = struct{}{}
 		}
 	}
 	if len(faults) == 0 {

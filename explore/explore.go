@@ -2,6 +2,7 @@ package explore
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"time"
 
@@ -72,6 +73,15 @@ type Options struct {
 	// subtree below the first SplitDepth fault decisions belongs to shard
 	// (their mixed-radix number) % Shards.
 	Shard, Shards int
+	// Workers is the number of goroutines that run schedules (0 means
+	// runtime.GOMAXPROCS(0)). The sampling strategies hand out schedule
+	// indices and account for the results in index order; the exhaustive
+	// search shares its frontier and visited states between workers (see
+	// exhaustLevel). The verdict, the violation reported, its choices and
+	// history, and so the trace written, are the same for every number of
+	// workers; with a Schedules or Time bound that cuts the exhaustive
+	// search short, how far it got is not.
+	Workers int
 	// StopAtFirst stops a sampling strategy at the first violating
 	// schedule. The exhaustive search always stops at its first violation
 	// (the smallest number of faults comes first).
@@ -92,6 +102,10 @@ type Options struct {
 	// still stops at its own first one); the report keeps the first. The
 	// pruning soundness test compares every violation met this way.
 	keepGoing bool
+	// perturb (tests), when set, is called by a worker before it runs a
+	// schedule (with the exhaustive item's prefix, or the sampling index):
+	// a test delays workers to make them finish out of order.
+	perturb func(key []int)
 	// Visit, when set, is called after every schedule this shard runs,
 	// with the schedule's index (for the exhaustive search: the number of
 	// schedules started before it), its seed (0 for the exhaustive search)
@@ -127,6 +141,9 @@ func WithFaults(b model.FaultBudget) Option { return func(o *Options) { o.Faults
 func WithShard(shard, shards int) Option {
 	return func(o *Options) { o.Shard, o.Shards = shard, shards }
 }
+
+// WithWorkers sets Options.Workers: how many goroutines run schedules.
+func WithWorkers(n int) Option { return func(o *Options) { o.Workers = n } }
 
 // WithDeterminismCheck sets Options.CheckDeterminism.
 func WithDeterminismCheck() Option { return func(o *Options) { o.CheckDeterminism = true } }
@@ -201,6 +218,9 @@ func Explore(sc *simulator.Scenario, opts Options) Report {
 	if opts.Shards <= 0 {
 		opts.Shards = 1
 	}
+	if opts.Workers <= 0 {
+		opts.Workers = runtime.GOMAXPROCS(0)
+	}
 	rep := Report{Scenario: sc.Name, Strategy: opts.Strategy, Verdict: VerdictInconclusive, Faults: sc.Faults, Shard: opts.Shard, Shards: opts.Shards}
 	if opts.Faults != nil {
 		rep.Faults = *opts.Faults
@@ -223,24 +243,10 @@ func Explore(sc *simulator.Scenario, opts Options) Report {
 		return fail(err)
 	}
 	states := map[uint64]bool{}
-	for i := opts.Shard; i < opts.Schedules; i += opts.Shards {
-		if opts.Time > 0 && time.Since(start) > opts.Time {
-			break
-		}
-		seed := opts.Seed + uint64(i)
-		res, err := runOne(sc, opts.Strategy, seed, opts.Faults)
-		if err != nil {
-			return fail(fmt.Errorf("scenario %s, schedule %d (seed %d): %w", sc.Name, i, seed, err))
-		}
-		if opts.CheckDeterminism {
-			again, err := runOne(sc, opts.Strategy, seed, opts.Faults)
-			if err != nil {
-				return fail(fmt.Errorf("scenario %s, schedule %d (seed %d), second run: %w", sc.Name, i, seed, err))
-			}
-			if a, b := res.History.Lines(), again.History.Lines(); a != b {
-				return fail(notDeterministic(sc, fmt.Sprintf("schedule %d (seed %d)", i, seed), a, b))
-			}
-		}
+	// Account for the schedules in index order, whichever worker ran
+	// them: the first violation is the lowest violating index, and
+	// nothing after it counts when StopAtFirst.
+	err := sample(sc, opts, start, func(i int, seed uint64, res *simulator.Result) bool {
 		rep.Schedules++
 		rep.Steps += res.Steps
 		if res.World != nil {
@@ -263,13 +269,99 @@ func Explore(sc *simulator.Scenario, opts Options) Report {
 				rep.Choices, rep.History = res.Choices, res.History
 			}
 			if opts.StopAtFirst {
-				break
+				return false
 			}
 		}
+		return true
+	})
+	if err != nil {
+		return fail(err)
 	}
 	rep.States = len(states)
 	rep.Elapsed = time.Since(start)
 	return rep
+}
+
+// sample runs the shard's schedules of a sampling strategy on opts.Workers
+// goroutines and hands each result to account, in index order, until
+// account returns false, the budget or the time is spent, or a schedule
+// fails (its error is returned). Workers run at most a few schedules
+// ahead of the one accounted next; what they ran past the end is dropped.
+func sample(sc *simulator.Scenario, opts Options, start time.Time, account func(i int, seed uint64, res *simulator.Result) bool) error {
+	type outcome struct {
+		pos int
+		res *simulator.Result
+		err error
+	}
+	total := 0
+	if opts.Shard < opts.Schedules {
+		total = (opts.Schedules - opts.Shard + opts.Shards - 1) / opts.Shards
+	}
+	index := func(pos int) int { return opts.Shard + pos*opts.Shards }
+	jobs := make(chan int)
+	results := make(chan outcome, opts.Workers)
+	for range opts.Workers {
+		go func() {
+			for pos := range jobs {
+				i := index(pos)
+				seed := opts.Seed + uint64(i)
+				if opts.perturb != nil {
+					opts.perturb([]int{i})
+				}
+				res, err := runOne(sc, opts.Strategy, seed, opts.Faults)
+				if err != nil {
+					err = fmt.Errorf("scenario %s, schedule %d (seed %d): %w", sc.Name, i, seed, err)
+				} else if opts.CheckDeterminism {
+					again, err2 := runOne(sc, opts.Strategy, seed, opts.Faults)
+					switch {
+					case err2 != nil:
+						err = fmt.Errorf("scenario %s, schedule %d (seed %d), second run: %w", sc.Name, i, seed, err2)
+					case res.History.Lines() != again.History.Lines():
+						err = notDeterministic(sc, fmt.Sprintf("schedule %d (seed %d)", i, seed), res.History.Lines(), again.History.Lines())
+					}
+				}
+				results <- outcome{pos, res, err}
+			}
+		}()
+	}
+	window := 2 * opts.Workers
+	ready := map[int]outcome{}
+	issued, next := 0, 0
+	done := false
+	var failed error
+	for next < issued || (!done && issued < total) {
+		var send chan int
+		if !done && issued < total && issued < next+window {
+			if opts.Time > 0 && time.Since(start) > opts.Time {
+				done = true
+				continue
+			}
+			send = jobs
+		}
+		select {
+		case send <- issued:
+			issued++
+		case o := <-results:
+			ready[o.pos] = o
+		}
+		for o, ok := ready[next]; ok; o, ok = ready[next] {
+			delete(ready, next)
+			next++
+			if done {
+				continue // ran past the end: dropped
+			}
+			if o.err != nil {
+				failed, done = o.err, true
+				continue
+			}
+			i := index(o.pos)
+			if !account(i, opts.Seed+uint64(i), o.res) {
+				done = true
+			}
+		}
+	}
+	close(jobs)
+	return failed
 }
 
 // RunSchedule runs the one schedule of a strategy with a seed: what

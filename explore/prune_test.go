@@ -23,10 +23,10 @@ import (
 // violationSet runs the exhaustive search to the end of its bounds
 // (KeepGoing) and returns every violation it met, each as the property and
 // the ground truth the violating schedule ended in, with the result.
-func violationSet(t *testing.T, sc *simulator.Scenario, faults *model.FaultBudget, noPrune bool) (map[string]bool, Report) {
+func violationSet(t *testing.T, sc *simulator.Scenario, faults *model.FaultBudget, workers int, noPrune bool) (map[string]bool, Report) {
 	t.Helper()
 	set := map[string]bool{}
-	r := Explore(sc, Options{Strategy: StrategyExhaustive, Faults: faults, NoPrune: noPrune, keepGoing: true, Visit: func(_ int, _ uint64, res *simulator.Result) {
+	r := Explore(sc, Options{Strategy: StrategyExhaustive, Faults: faults, Workers: workers, NoPrune: noPrune, keepGoing: true, Visit: func(_ int, _ uint64, res *simulator.Result) {
 		for _, v := range res.Violations {
 			set[fmt.Sprintf("%s @ store %016x", v.Property, res.World.StoreHash())] = true
 		}
@@ -41,11 +41,12 @@ func violationSet(t *testing.T, sc *simulator.Scenario, faults *model.FaultBudge
 }
 
 // comparePruning runs sc with and without state pruning and reports how
-// the violations differ ("" when they are the same).
-func comparePruning(t *testing.T, sc *simulator.Scenario, faults *model.FaultBudget) (diff string, pruned, full Report) {
+// the violations differ ("" when they are the same). workers 0 means
+// GOMAXPROCS: the shared visited table must be as sound as one worker's.
+func comparePruning(t *testing.T, sc *simulator.Scenario, faults *model.FaultBudget, workers int) (diff string, pruned, full Report) {
 	t.Helper()
-	with, pruned := violationSet(t, sc, faults, false)
-	without, full := violationSet(t, sc, faults, true)
+	with, pruned := violationSet(t, sc, faults, workers, false)
+	without, full := violationSet(t, sc, faults, workers, true)
 	if (pruned.Violation == nil) != (full.Violation == nil) {
 		return fmt.Sprintf("verdicts differ: pruned violation %v, unpruned %v", pruned.Violation, full.Violation), pruned, full
 	}
@@ -74,7 +75,7 @@ func TestPruningKeepsEveryViolation(t *testing.T) {
 		if c.long && testing.Short() {
 			continue
 		}
-		diff, pruned, full := comparePruning(t, lookup(t, c.name), c.faults)
+		diff, pruned, full := comparePruning(t, lookup(t, c.name), c.faults, 0)
 		if diff != "" {
 			t.Errorf("%s with %s: %s", c.name, c.faults, diff)
 		}
@@ -150,9 +151,10 @@ func idleScenario(p properties.Property) *simulator.Scenario {
 // with it, pruning merges states and still finds the violation; without it
 // (the monitor hides its state), the pruned search merges the violating
 // schedule into an innocent one and says verified, and the comparison
-// catches that.
+// catches that. One worker: the merges happen in the depth-first order
+// described (more workers may reach the states in another order).
 func TestPruningKeepsMonitorState(t *testing.T) {
-	diff, pruned, full := comparePruning(t, idleScenario(crashBeforeSecond(false)), nil)
+	diff, pruned, full := comparePruning(t, idleScenario(crashBeforeSecond(false)), nil, 1)
 	if diff != "" {
 		t.Fatalf("with the monitor's fingerprint: %s", diff)
 	}
@@ -162,7 +164,7 @@ func TestPruningKeepsMonitorState(t *testing.T) {
 	if pruned.Pruned == 0 {
 		t.Fatalf("nothing was pruned in %d schedules: the scenario does not merge states", pruned.Schedules)
 	}
-	diff, hidden, _ := comparePruning(t, idleScenario(crashBeforeSecond(true)), nil)
+	diff, hidden, _ := comparePruning(t, idleScenario(crashBeforeSecond(true)), nil, 1)
 	if diff == "" || hidden.Violation != nil {
 		t.Fatalf("with the monitor's state hidden, the pruned search still found the violation (%v): the scenario does not show what the fingerprint is for", hidden.Violation)
 	}
@@ -170,7 +172,7 @@ func TestPruningKeepsMonitorState(t *testing.T) {
 	noPrint := crashBeforeSecond(false)
 	inner := noPrint.NewMonitor
 	noPrint.NewMonitor = func() properties.Monitor { return struct{ properties.Monitor }{inner()} }
-	r := Explore(idleScenario(noPrint), Options{Strategy: StrategyExhaustive, keepGoing: true})
+	r := Explore(idleScenario(noPrint), Options{Strategy: StrategyExhaustive, Workers: 1, keepGoing: true})
 	if r.Violation == nil || r.Pruned != 0 {
 		t.Fatalf("a monitor without a fingerprint: violation %v, %d pruned; want the violation and nothing pruned", r.Violation, r.Pruned)
 	}
