@@ -14,11 +14,14 @@ EXPLORE = $(BIN)/explore
 # test: what CI runs. vet, then every package's tests, then the race
 # detector over the simulator (the controller host hands control between
 # goroutines; -race proves the hand-off is clean; -short keeps its
-# 1,000-schedule determinism test to 100 schedules under the slow detector).
+# 1,000-schedule determinism test to 100 schedules under the slow detector)
+# and over the explorer's parallel workers (they share a frontier and a
+# visited table).
 test: vet
 	$(GO) test -count=1 -timeout 30m ./...
 	$(GO) -C examples/kvstore test -count=1 -timeout 10m ./...
 	$(GO) test -count=1 -race -short ./simulator/...
+	$(GO) test -count=1 -race -short -run 'TestWorkers' ./explore/
 
 # examples/kvstore is a module of its own (it requires opcheck through a
 # replace, as a user's module would), so ./... above does not reach it.

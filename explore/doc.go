@@ -25,5 +25,11 @@
 // schedule are what the sampling strategies explore, and their best verdict
 // is "inconclusive".
 //
+// Options.Workers goroutines run schedules (default GOMAXPROCS). Sampling
+// strategies account for results in index order; the exhaustive search
+// shares its frontier and visited states and reports the smallest violating
+// schedule in depth-first order. The verdict, the violation and its trace
+// do not depend on the number of workers.
+//
 // What it does not do: shrinking and the trace format are package traces'.
 package explore
