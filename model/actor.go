@@ -72,7 +72,7 @@ func (a Actor) Group() ActorGroup {
 	switch a {
 	case ActorUser:
 		return GroupUser
-	case ActorStatefulSet, ActorKubelet, ActorGC, ActorPVCProtection:
+	case ActorStatefulSet, ActorKubelet, ActorGC, ActorPVCProtection, ActorNamespace:
 		return GroupBuiltIn
 	case ActorFault:
 		return GroupFault

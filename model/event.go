@@ -28,6 +28,7 @@ const (
 	ActorKubelet       Actor = "kubelet"
 	ActorGC            Actor = "garbage-collector"
 	ActorPVCProtection Actor = "pvc-protection"
+	ActorNamespace     Actor = "namespace-controller"
 	ActorClock         Actor = "clock"
 	ActorFault         Actor = "fault"
 	ActorAPIServer     Actor = "apiserver"

@@ -1,6 +1,8 @@
 package simulator
 
 import (
+	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -233,7 +235,7 @@ func TestGenerationLifecycle(t *testing.T) {
 	if w.Generation != 1 {
 		e.t.Fatalf("widget status update: generation %d, want 1", w.Generation)
 	}
-	c := NewCluster(semScheme(), ClusterOptions{StoreOptions: StoreOptions{NoStatusSubresource: []schema.GroupKind{semWidgetGV.WithKind("Widget").GroupKind()}}})
+	c := NewCluster(semScheme(), ClusterOptions{StoreOptions: StoreOptions{Namespaces: testNamespaces, NoStatusSubresource: []schema.GroupKind{semWidgetGV.WithKind("Widget").GroupKind()}}})
 	cl := c.Client(model.ActorUser, 1, true)
 	nw := newSemWidget("ns", "w", 1)
 	e.must(cl.Create(e.ctx, nw))
@@ -634,4 +636,80 @@ func TestBindingIsCreateOnly(t *testing.T) {
 	e.want(e.cl.Delete(e.ctx, b), apierrors.IsMethodNotSupported, "delete of a binding")
 	e.want(e.cl.Patch(e.ctx, b, client.RawPatch(types.MergePatchType, []byte(`{}`))), apierrors.IsMethodNotSupported, "patch of a binding")
 	e.wantHead(2)
+}
+
+// TestNamespaceLifecycle mirrors NamespaceLifecycle admission and the
+// namespace controller: a create in a namespace that does not exist is 404
+// (default exists in every cluster); a new Namespace is Active with the
+// "kubernetes" spec finalizer; a deleted Namespace stays Terminating, with
+// creates in it refused 403, while the namespace controller deletes its
+// contents (waiting for objects that hold finalizers), and goes once it is
+// empty and finalized.
+func TestNamespaceLifecycle(t *testing.T) {
+	w, user := newActorTestWorld()
+	ctx := context.Background()
+	err := user.Create(ctx, semCM("team", "c", nil))
+	if !apierrors.IsNotFound(err) || !strings.Contains(err.Error(), `namespaces "team" not found`) {
+		t.Fatalf("create in a missing namespace: %v, want 404 for the namespace", err)
+	}
+	if err := user.Create(ctx, semCM("default", "c", nil)); err != nil {
+		t.Fatalf("create in default: %v", err)
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}}
+	if err := user.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	if ns.Status.Phase != corev1.NamespaceActive || len(ns.Spec.Finalizers) != 1 || ns.Spec.Finalizers[0] != corev1.FinalizerKubernetes {
+		t.Fatalf("new namespace: phase %q finalizers %v", ns.Status.Phase, ns.Spec.Finalizers)
+	}
+	held := semCM("team", "held", nil)
+	held.Finalizers = []string{"example.com/hold"}
+	for _, obj := range []client.Object{semCM("team", "c", nil), held, semPod("team", "p")} {
+		if err := user.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := user.Delete(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	if err := user.Get(ctx, client.ObjectKey{Name: "team"}, ns); err != nil || ns.Status.Phase != corev1.NamespaceTerminating || ns.DeletionTimestamp == nil {
+		t.Fatalf("deleted namespace: %v phase %q", err, ns.Status.Phase)
+	}
+	if err := user.Create(ctx, semCM("team", "new", nil)); !apierrors.IsForbidden(err) {
+		t.Fatalf("create in a terminating namespace: %v, want 403", err)
+	}
+
+	// The namespace controller deletes what it can; the pod waits for the
+	// kubelet, the held ConfigMap for its finalizer.
+	nsc := []Actor{NewNamespaceController(), NewKubelet()}
+	labels := settleActors(t, w, nsc)
+	want := []string{"delete ConfigMap team/c", "delete ConfigMap team/held", "delete Pod team/p"}
+	for _, l := range want {
+		if !slices.Contains(labels, l) {
+			t.Fatalf("namespace controller steps %v, want %v among them", labels, want)
+		}
+	}
+	if slices.ContainsFunc(labels, func(l string) bool { return strings.HasPrefix(l, "finalize") }) {
+		t.Fatalf("namespace finalized while an object held a finalizer: %v", labels)
+	}
+	if err := user.Get(ctx, client.ObjectKey{Name: "team"}, ns); err != nil {
+		t.Fatalf("namespace gone before it was empty: %v", err)
+	}
+	if err := user.Get(ctx, client.ObjectKeyFromObject(held), held); err != nil {
+		t.Fatal(err)
+	}
+	held.Finalizers = nil
+	if err := user.Update(ctx, held); err != nil {
+		t.Fatal(err)
+	}
+	labels = settleActors(t, w, nsc)
+	if len(labels) != 1 || labels[0] != "finalize namespace team" {
+		t.Fatalf("after the last object went: steps %v, want the finalize", labels)
+	}
+	if err := user.Get(ctx, client.ObjectKey{Name: "team"}, ns); !apierrors.IsNotFound(err) {
+		t.Fatalf("finalized namespace: %v, want gone", err)
+	}
+	if err := user.Create(ctx, semCM("team", "c", nil)); !apierrors.IsNotFound(err) {
+		t.Fatalf("create after the namespace went: %v, want 404", err)
+	}
 }

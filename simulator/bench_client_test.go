@@ -116,7 +116,7 @@ func BenchmarkClientOps(b *testing.B) {
 	b.Run("opcheck", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			c := NewCluster(s, ClusterOptions{})
+			c := NewCluster(s, ClusterOptions{StoreOptions: StoreOptions{Namespaces: []string{"bench"}}})
 			if err := clientOpsMix(ctx, c.Client(model.ActorUser, 1, false)); err != nil {
 				b.Fatal(err)
 			}
@@ -137,7 +137,7 @@ func BenchmarkClientOps(b *testing.B) {
 // so that `go test` proves the benchmark measures work that succeeds.
 func TestClientOpsMix(t *testing.T) {
 	s := benchScheme()
-	c := NewCluster(s, ClusterOptions{})
+	c := NewCluster(s, ClusterOptions{StoreOptions: StoreOptions{Namespaces: []string{"bench"}}})
 	if err := clientOpsMix(context.Background(), c.Client(model.ActorUser, 1, false)); err != nil {
 		t.Fatal(err)
 	}

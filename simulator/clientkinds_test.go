@@ -26,7 +26,7 @@ func (n *notInScheme) DeepCopyObject() runtime.Object { c := *n; return &c }
 // and PartialObjectMetadata objects follows controller-runtime's client.
 func TestClientKindsAsControllerRuntime(t *testing.T) {
 	ctx := context.Background()
-	cl := NewCluster(NewScheme(), ClusterOptions{}).Client("user", 1, true)
+	cl := NewCluster(NewScheme(), ClusterOptions{StoreOptions: StoreOptions{Namespaces: testNamespaces}}).Client("user", 1, true)
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", Labels: map[string]string{"a": "1"}},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i"}}}}
 	if err := cl.Create(ctx, pod); err != nil {

@@ -126,8 +126,8 @@ func dumpStore(t *testing.T, c *Cluster) []byte {
 }
 
 func TestDeterminismStore(t *testing.T) {
-	a := NewCluster(semScheme(), ClusterOptions{APIServers: 2})
-	b := NewCluster(semScheme(), ClusterOptions{APIServers: 2})
+	a := NewCluster(semScheme(), ClusterOptions{APIServers: 2, StoreOptions: StoreOptions{Namespaces: testNamespaces}})
+	b := NewCluster(semScheme(), ClusterOptions{APIServers: 2, StoreOptions: StoreOptions{Namespaces: testNamespaces}})
 	determinismScript(t, a)
 	determinismScript(t, b)
 	da, db := dumpStore(t, a), dumpStore(t, b)
@@ -154,7 +154,7 @@ func TestDeterminismStore(t *testing.T) {
 		t.Fatalf("script made only %d revisions", a.Store.Revision())
 	}
 	// A different script gives a different history: the comparison can fail.
-	d := NewCluster(semScheme(), ClusterOptions{APIServers: 2})
+	d := NewCluster(semScheme(), ClusterOptions{APIServers: 2, StoreOptions: StoreOptions{Namespaces: testNamespaces}})
 	d.Clock.Advance(model.FromDuration(time.Second))
 	determinismScript(t, d)
 	if bytes.Equal(dumpStore(t, d), da) {

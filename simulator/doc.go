@@ -6,7 +6,8 @@
 // applies the apiserver's registry semantics at the write's linearization
 // point: defaulting and validation of names, metadata and the specs of the
 // common built-in kinds, immutable fields (validation.go, defaults.go: 422
-// Invalid with a field.ErrorList), resourceVersion and UID
+// Invalid with a field.ErrorList), namespace lifecycle (404 in a missing
+// namespace, 403 in a terminating one: namespaces.go), resourceVersion and UID
 // preconditions (409 Conflict), metadata.generation (for the kinds that keep
 // one, bumped when deletion starts), create-on-update, the status subresource,
 // finalizers and deletionTimestamp, graceful pod deletion, the orphan and
@@ -30,7 +31,8 @@
 // connected to and receive its watch events in delivery steps; a work queue
 // with controller-runtime's semantics runs on the logical clock. Built-in
 // actors (StatefulSet controller, kubelet, PVC protection, garbage
-// collector) and a scenario's external systems take steps of their own.
+// collector, namespace controller) and a scenario's external systems take
+// steps of their own.
 // Every nondeterministic decision is one ChooseStep of the model.Chooser;
 // faults (crash-restart on apiserver k, paused cache, dropped intermediate
 // event, pod eviction) are steps within the scenario's budget, followed by

@@ -95,7 +95,8 @@ func mgrScheme() *runtime.Scheme { return NewScheme() }
 func mgrScenario(setup func(context.Context, manager.Manager) error, objs ...client.Object) *Scenario {
 	return &Scenario{
 		Name: "manager", Scheme: mgrScheme(), NoBuiltins: true, Objects: objs,
-		Controllers: []ControllerSpec{{Name: "probe", For: &appsv1.Deployment{}, Setup: setup}},
+		StoreOptions: StoreOptions{Namespaces: []string{"ns"}},
+		Controllers:  []ControllerSpec{{Name: "probe", For: &appsv1.Deployment{}, Setup: setup}},
 	}
 }
 

@@ -92,7 +92,7 @@ func NewWorld(sc *Scenario, chooser model.Chooser, opts RunOptions) (w *World, e
 		return nil, fmt.Errorf("scenario %q: %w", sc.Name, err)
 	}
 	if !sc.NoBuiltins {
-		w.actors = append(w.actors, NewStatefulSetController(), NewKubelet(), NewPVCProtection(), NewGarbageCollector())
+		w.actors = append(w.actors, NewStatefulSetController(), NewKubelet(), NewPVCProtection(), NewGarbageCollector(), NewNamespaceController())
 	}
 	if sc.Actors != nil {
 		w.actors = append(w.actors, sc.Actors(w)...)

@@ -96,6 +96,10 @@ func semScheme() *runtime.Scheme {
 	return s
 }
 
+// testNamespaces are the namespaces the store tests declare: a create in
+// any other (but default) is 404, as in a real cluster.
+var testNamespaces = []string{"ns", "a", "b", "ignored", "other"}
+
 // semEnv is one fresh cluster for one semantics case.
 type semEnv struct {
 	t   *testing.T
@@ -105,7 +109,7 @@ type semEnv struct {
 }
 
 func newSemEnv(t *testing.T) *semEnv {
-	c := NewCluster(semScheme(), ClusterOptions{APIServers: 2})
+	c := NewCluster(semScheme(), ClusterOptions{APIServers: 2, StoreOptions: StoreOptions{Namespaces: testNamespaces}})
 	return &semEnv{t: t, ctx: context.Background(), c: c, cl: c.Client(model.ActorUser, 1, true)}
 }
 

@@ -19,7 +19,7 @@ func testScheme() *runtime.Scheme {
 }
 
 func TestSmoke(t *testing.T) {
-	c := NewCluster(testScheme(), ClusterOptions{APIServers: 2})
+	c := NewCluster(testScheme(), ClusterOptions{APIServers: 2, StoreOptions: StoreOptions{Namespaces: testNamespaces}})
 	cl := c.Client("user", 1, true)
 	ctx := context.Background()
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "a"}, Data: map[string]string{"x": "1"}}

@@ -20,7 +20,7 @@ import (
 // from the stale view.
 func TestStaleness(t *testing.T) {
 	ctx := context.Background()
-	c := NewCluster(semScheme(), ClusterOptions{APIServers: 2})
+	c := NewCluster(semScheme(), ClusterOptions{APIServers: 2, StoreOptions: StoreOptions{Namespaces: testNamespaces}})
 	user := c.Client(model.ActorUser, 1, true)
 	must := func(err error) {
 		t.Helper()
@@ -147,7 +147,7 @@ func TestStaleness(t *testing.T) {
 // TestStalenessStepwise advances a cache event by event without AutoSync.
 func TestStalenessStepwise(t *testing.T) {
 	ctx := context.Background()
-	c := NewCluster(semScheme(), ClusterOptions{APIServers: 2})
+	c := NewCluster(semScheme(), ClusterOptions{APIServers: 2, StoreOptions: StoreOptions{Namespaces: testNamespaces}})
 	user := c.Client(model.ActorUser, 1, true)
 	s2 := c.Server(2)
 	s2.AutoSync = false
@@ -201,7 +201,7 @@ func TestStalenessStepwise(t *testing.T) {
 // retained window gets 410 Gone; within the window it gets the events.
 func TestWatchWindow(t *testing.T) {
 	ctx := context.Background()
-	c := NewCluster(semScheme(), ClusterOptions{APIServers: 2})
+	c := NewCluster(semScheme(), ClusterOptions{APIServers: 2, StoreOptions: StoreOptions{Namespaces: testNamespaces}})
 	user := c.Client(model.ActorUser, 1, true)
 	s1 := c.Server(1)
 	s1.Window = 2

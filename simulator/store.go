@@ -73,6 +73,8 @@ type Store struct {
 
 	uidSeq  uint64
 	nameSeq uint64
+	// namespaces are the declared namespaces (see StoreOptions.Namespaces).
+	namespaces map[string]bool
 	// ipSeq and portSeq allocate service cluster IPs and node ports.
 	ipSeq   uint64
 	portSeq uint64
@@ -97,11 +99,15 @@ func NewStore(scheme *runtime.Scheme, clock *model.Clock, opts StoreOptions) *St
 	if clock == nil {
 		clock = &model.Clock{}
 	}
-	return &Store{
+	s := &Store{
 		kinds:  newKindRegistry(scheme, opts.ClusterScoped, opts.NoStatusSubresource),
 		tables: map[*kindInfo]*kindData{},
 		clock:  clock,
 	}
+	for _, ns := range append(slices.Clone(builtinNamespaces), opts.Namespaces...) {
+		s.declareNamespace(ns)
+	}
+	return s
 }
 
 // StoreOptions tunes the store's knowledge of kinds.
@@ -112,6 +118,11 @@ type StoreOptions struct {
 	// NoStatusSubresource lists kinds with a Status field whose API has no
 	// status subresource (CRDs without `subresources: status`).
 	NoStatusSubresource []schema.GroupKind
+	// Namespaces are declared to exist (besides default, kube-system,
+	// kube-public and kube-node-lease, and the namespaces of seeded
+	// objects) without Namespace objects: a create elsewhere is 404 unless
+	// a Namespace object was created first (namespaces.go).
+	Namespaces []string
 }
 
 // Revision returns the store's current (head) revision.
@@ -351,8 +362,21 @@ func (s *Store) create(k *kindInfo, in client.Object, keepStatus bool) (*Change,
 	if k.namespaced && obj.GetNamespace() == "" {
 		return nil, missingNamespace(k, obj)
 	}
+	if k.namespaced {
+		if keepStatus {
+			// A seeded object's namespace existed before the run.
+			if _, ok := s.namespaceObject(obj.GetNamespace()); !ok {
+				s.declareNamespace(obj.GetNamespace())
+			}
+		} else if err := s.admitNamespace(k, obj); err != nil {
+			return nil, err
+		}
+	}
 	if k.hasStatus && !keepStatus {
 		zeroStatus(k, obj)
+	}
+	if isNamespaceKind(k) {
+		prepareNamespace(obj.(*corev1.Namespace))
 	}
 	s.applyDefaults(obj, nil)
 	if isPodKind(k) {
@@ -561,7 +585,7 @@ func (s *Store) write(k *kindInfo, key string, obj, old client.Object) (*Change,
 // writeChecked is write for a caller that already knows whether obj is
 // semantically equal to old (same).
 func (s *Store) writeChecked(k *kindInfo, key string, obj, old client.Object, same bool) (*Change, client.Object, error) {
-	if obj.GetDeletionTimestamp() != nil && len(obj.GetFinalizers()) == 0 && !isGracefulPending(k, obj) {
+	if obj.GetDeletionTimestamp() != nil && len(obj.GetFinalizers()) == 0 && !isGracefulPending(k, obj) && !namespacePending(k, obj) {
 		return s.commit(k, key, model.ChangeDeleted, obj), obj, nil
 	}
 	if same {
@@ -722,8 +746,11 @@ func (s *Store) Delete(k *kindInfo, namespace, name string, opts DeleteOptions) 
 			grace = *g
 		}
 	}
-	if len(finalizers) == 0 && grace == 0 {
+	if len(finalizers) == 0 && grace == 0 && !namespacePending(k, obj) {
 		return s.commit(k, key, model.ChangeDeleted, obj), nil
+	}
+	if isNamespaceKind(k) {
+		obj.(*corev1.Namespace).Status.Phase = corev1.NamespaceTerminating
 	}
 	if obj.GetGeneration() > 0 {
 		// The apiserver bumps generation when deletion starts, so that a
