@@ -115,6 +115,11 @@ type Host struct {
 	// managed is set for a spec with Setup: the controller-runtime
 	// controller's event handlers decide what is enqueued.
 	managed *managedController
+
+	// crashSteps and infSteps are this host's fault and delivery steps,
+	// built once (World.faultSteps, cachedSteps).
+	crashSteps []Step
+	infSteps   map[*informer]*informerSteps
 }
 
 // Actor is the host's actor name, "controller/<name>".

@@ -269,12 +269,13 @@ func (w *World) advanceWorkload() {
 		return
 	}
 	st := &w.Scenario.Workload[w.workload-1]
-	// Ground truth only changes with the store: check again only then.
-	if w.untilRev == w.Store.rev+1 && w.Clock.Now() < w.waitDeadline {
+	// Ground truth only changes with the store, and the condition only
+	// sees the kinds it read: check again only once one of them changed.
+	if w.Clock.Now() < w.waitDeadline && (w.untilRev == w.Store.rev+1 || w.until.unchanged()) {
 		return
 	}
 	w.untilRev = w.Store.rev + 1
-	if st.Until == nil || st.Until(context.Background(), w.peek) {
+	if st.Until == nil || st.Until(context.Background(), w.until.reader()) {
 		w.waiting = false
 		w.record(model.ActorUser, model.OpWorkload, "", "", "", "done: "+st.Name)
 		return
@@ -335,9 +336,8 @@ func (w *World) enabledSteps() []Step {
 			buf = append(buf, Step{Actor: h.actor, Class: model.StepReconcile, Label: label, Run: h.step})
 		}
 		for _, inf := range h.informers {
-			inf := inf
 			if inf.hasPending() {
-				buf = append(buf, Step{Actor: h.actor, Class: model.StepDeliver, Label: "deliver " + inf.kind.gvk.Kind, Run: func() { w.deliver(h, inf) }})
+				buf = append(buf, h.cachedSteps(w, inf).deliver)
 			}
 		}
 	}
@@ -395,6 +395,7 @@ func (w *World) runWorkload() {
 	w.workload++
 	w.waiting = true
 	w.untilRev = 0
+	w.until.reset(w)
 	w.waitFrom, w.waitStart = w.History.Events[len(w.History.Events)-1].Step, w.Clock.Now()
 	w.waitDeadline = w.Clock.Now() + st.timeout()
 }
@@ -461,21 +462,29 @@ func (w *World) deliver(h *Host, inf *informer) {
 // faultSteps appends the faults the budget still allows.
 func (w *World) faultSteps(buf []Step) []Step {
 	b := w.budget
+	// The fault steps only change with the hosts, the servers and the
+	// kinds, so they are built once (this runs at every decision).
 	if b.Crashes > 0 {
 		for _, h := range w.hosts {
-			for _, s := range w.Servers {
-				h, s := h, s
-				buf = append(buf, Step{Actor: model.ActorFault, Class: model.StepFault, Fault: model.FaultCrash, Server: s.ID, Label: "crash " + string(h.actor) + ", restart on " + string(model.APIServerActor(s.ID)), Run: func() { w.crash(h, s) }})
+			if h.crashSteps == nil {
+				for _, s := range w.Servers {
+					h, s := h, s
+					h.crashSteps = append(h.crashSteps, Step{Actor: model.ActorFault, Class: model.StepFault, Fault: model.FaultCrash, Server: s.ID, Label: "crash " + string(h.actor) + ", restart on " + string(model.APIServerActor(s.ID)), Run: func() { w.crash(h, s) }})
+				}
 			}
+			buf = append(buf, h.crashSteps...)
 		}
 	}
 	if b.Stale > 0 && len(w.paused) == 0 {
-		for _, s := range w.Servers {
-			for _, k := range w.staleKinds {
-				s, k := s, k
-				buf = append(buf, Step{Actor: model.ActorFault, Class: model.StepFault, Fault: model.FaultStale, Kind: k.gvk.Kind, Label: "pause " + string(model.APIServerActor(s.ID)) + " " + k.gvk.Kind + " cache", Run: func() { w.pause(s, k) }})
+		if w.pauseSteps == nil {
+			for _, s := range w.Servers {
+				for _, k := range w.staleKinds {
+					s, k := s, k
+					w.pauseSteps = append(w.pauseSteps, Step{Actor: model.ActorFault, Class: model.StepFault, Fault: model.FaultStale, Kind: k.gvk.Kind, Label: "pause " + string(model.APIServerActor(s.ID)) + " " + k.gvk.Kind + " cache", Run: func() { w.pause(s, k) }})
+				}
 			}
 		}
+		buf = append(buf, w.pauseSteps...)
 	}
 	if len(w.paused) > 0 {
 		p := w.paused[0]
@@ -484,9 +493,8 @@ func (w *World) faultSteps(buf []Step) []Step {
 	if b.Drops > 0 {
 		for _, h := range w.hosts {
 			for _, inf := range h.informers {
-				h, inf := h, inf
 				if inf.droppable() != nil {
-					buf = append(buf, Step{Actor: model.ActorFault, Class: model.StepFault, Fault: model.FaultDrop, Kind: inf.kind.gvk.Kind, Label: "drop " + inf.kind.gvk.Kind + " event for " + string(h.actor), Run: func() { w.drop(h, inf) }})
+					buf = append(buf, h.cachedSteps(w, inf).drop)
 				}
 			}
 		}
@@ -575,4 +583,25 @@ func (w *World) evict(namespace, name string) {
 	pod := &corev1.Pod{}
 	pod.Namespace, pod.Name = namespace, name
 	_ = w.ActorClient(model.ActorFault).Delete(context.Background(), pod, client.PropagationPolicy("Background"))
+}
+
+// informerSteps are the steps of one informer of a host: delivering its
+// next watch event, and dropping one.
+type informerSteps struct{ deliver, drop Step }
+
+// cachedSteps builds an informer's steps once: their labels and closures
+// do not change while the host lives.
+func (h *Host) cachedSteps(w *World, inf *informer) *informerSteps {
+	if st := h.infSteps[inf]; st != nil {
+		return st
+	}
+	if h.infSteps == nil {
+		h.infSteps = map[*informer]*informerSteps{}
+	}
+	st := &informerSteps{
+		deliver: Step{Actor: h.actor, Class: model.StepDeliver, Label: "deliver " + inf.kind.gvk.Kind, Run: func() { w.deliver(h, inf) }},
+		drop:    Step{Actor: model.ActorFault, Class: model.StepFault, Fault: model.FaultDrop, Kind: inf.kind.gvk.Kind, Label: "drop " + inf.kind.gvk.Kind + " event for " + string(h.actor), Run: func() { w.drop(h, inf) }},
+	}
+	h.infSteps[inf] = st
+	return st
 }

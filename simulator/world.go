@@ -93,6 +93,8 @@ type World struct {
 	contentHashes map[client.Object]uint64
 	pruned        bool
 	untilRev      model.Revision // store revision+1 at which Until last failed
+	until         untilMemo      // the kinds Until read, to ask it again only when they change
+	pauseSteps    []Step         // the stale-fault steps, built once
 	evictRev      model.Revision // store revision+1 evictSteps were computed at
 	evictSteps    []Step
 	writes        int
