@@ -47,7 +47,7 @@ func TestKVStoreBrokenIsCaught(t *testing.T) {
 // byte for byte as long as the reconciler and the scenario behave the
 // same; regenerate it with
 //
-//	go test ./examples/kvstore/ -run TestBrokenFixture -rewrite
+//	go -C examples/kvstore test . -run TestBrokenFixture -rewrite
 var rewrite = flag.Bool("rewrite", false, "rewrite testdata/broken.trace from a fresh exploration")
 
 const fixture = "testdata/broken.trace"
@@ -80,6 +80,11 @@ func TestBrokenFixture(t *testing.T) {
 	}
 	if len(res.Violations) == 0 || res.Violations[0].Property != kvstore.PropNoDelete || res.Violations[0].Step != tr.Violation.Step {
 		t.Fatalf("replaying %s: got %v, want %s at step %d", fixture, res.Violations, kvstore.PropNoDelete, tr.Violation.Step)
+	}
+	// Byte for byte: every event line of the replay is the fixture's.
+	got := traces.FromRun(sc.Name, tr.Faults, res.Choices, res.History, nil)
+	if i, want, line, same := traces.Diff(tr.Events, got.Events); !same {
+		t.Fatalf("replaying %s diverged at event %d:\nwant %s\ngot  %s\n(if the change in behaviour is meant, regenerate with -rewrite)", fixture, i+1, want, line)
 	}
 	// Against the correct operator the same recorded schedule either
 	// diverges (the operator makes other calls) or runs without violation.
