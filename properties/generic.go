@@ -88,6 +88,26 @@ type staleRead struct {
 	err       string // the read's error, if any
 }
 
+// newStaleRead remembers the stale read e, with what the store held then.
+func newStaleRead(s *State, e *model.Event) *staleRead {
+	r := &staleRead{step: e.Step, op: e.Op, server: e.Server, readRev: e.ReadRev, headRev: e.HeadRev, gotRev: e.Rev, versions: len(e.Versions), err: e.Err}
+	if e.Op == model.OpGet {
+		r.what = e.Kind + " " + e.Key()
+		if obj, ok := s.get(e.Kind, e.Namespace, e.Name); ok {
+			r.storeHeld = true
+			if m, err := meta.Accessor(obj); err == nil {
+				r.storeRev = m.GetResourceVersion()
+			}
+		}
+	} else {
+		r.what = e.Kind
+		if e.Namespace != "" {
+			r.what += " in namespace " + e.Namespace
+		}
+	}
+	return r
+}
+
 func (r *staleRead) describe() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "step %d: %s %s, served by %s from a watch cache at revision %d while the store head was at revision %d",
@@ -149,22 +169,7 @@ func NoDeleteOfLive(name string, match func(obj runtime.Object) bool, isLive fun
 			last := make(map[model.Actor]*staleRead)
 			return Fingerprinted(Observer(func(s *State, e *model.Event) *Violation {
 				if e.Op.IsRead() && e.Stale && IsController(e.Actor) {
-					r := &staleRead{step: e.Step, op: e.Op, server: e.Server, readRev: e.ReadRev, headRev: e.HeadRev, gotRev: e.Rev, versions: len(e.Versions), err: e.Err}
-					if e.Op == model.OpGet {
-						r.what = e.Kind + " " + e.Key()
-						if obj, ok := s.get(e.Kind, e.Namespace, e.Name); ok {
-							r.storeHeld = true
-							if m, err := meta.Accessor(obj); err == nil {
-								r.storeRev = m.GetResourceVersion()
-							}
-						}
-					} else {
-						r.what = e.Kind
-						if e.Namespace != "" {
-							r.what += " in namespace " + e.Namespace
-						}
-					}
-					last[e.Actor] = r
+					last[e.Actor] = newStaleRead(s, e)
 					return nil
 				}
 				if (e.Op != model.OpDelete && e.Op != model.OpDeleteAllOf) || e.Err != "" || !IsController(e.Actor) {
@@ -283,13 +288,17 @@ func NoScaleBelow(name string, desired func(s *State, sts *appsv1.StatefulSet) (
 // when pred is false on the final state. The explanation names the Settle
 // step, how many steps and how much logical time passed since, whether the
 // run ended Quiescent (nothing left to do) or hit its step bound, pred's why
-// on the final state, and whether pred was ever true after Settle (and when
-// it last turned false again).
+// on the final state, the last step after which pred held (and whether
+// that was before or after Settle; before Settle pred is checked at each
+// workload event and each fault only), and the faults of the run, each with
+// its step: which crash, at which API call of which reconcile; which cache
+// paused, at which revision; which watch event was dropped; which pod was
+// evicted; and the controllers' latest stale read.
 //
-// pred is evaluated on the state at Settle and again each time the state
-// changes after it, so it must depend on the state only. A history without a
-// Settle event gets no verdict (Finish returns nil): the workload or faults
-// never stopped, so convergence cannot be demanded.
+// pred is evaluated at those checkpoints and after Settle each time the
+// state changes, so it must depend on the state only. A history without a Settle event gets no verdict (Finish
+// returns nil): the workload or faults never stopped, so convergence cannot
+// be demanded.
 func EventuallyConverges(name string, pred func(s *State) (ok bool, why string)) Property {
 	return Property{
 		Name:      name,
@@ -306,25 +315,44 @@ func EventuallyConverges(name string, pred func(s *State) (ok bool, why string))
 				firstTrue int // step after which pred was first true
 				lastFall  int // step after which pred last turned false after being true
 				stateStep int // the step the state passed to Observe reflects
+				// Over the whole run, for the explanation: whether and
+				// after which step pred last held, and the faults.
+				heldEver bool
+				lastHeld int
+				faults   faultLog
 			)
 			judge := func(s *State, asOf int) {
 				if evaluated && s.Revision() == lastRev {
 					return
 				}
 				ok, _ := pred(s)
-				if ok && !everTrue {
-					everTrue, firstTrue = true, asOf
+				if ok {
+					heldEver, lastHeld = true, asOf
 				}
-				if !ok && evaluated && lastOK {
-					lastFall = asOf
+				if settled {
+					if ok && !everTrue {
+						everTrue, firstTrue = true, asOf
+					}
+					if !ok && lastOK {
+						lastFall = asOf
+					}
 				}
 				evaluated, lastRev, lastOK = true, s.Revision(), ok
 			}
 			observe := func(s *State, e *model.Event) *Violation {
+				faults.observe(s, e)
 				if e.Op == model.OpSettle && !settled {
 					settled, settle = true, *e
+					// Judged afresh at Settle: what held before it does
+					// not count as converging after it.
+					lastOK = false
+					evaluated = false
 				}
-				if settled {
+				// After Settle pred is judged at every change; before it,
+				// only at the user's steps and at faults, which is where
+				// the explanation needs to know whether it held and costs
+				// little (the workload phase has most of the writes).
+				if settled || e.Op == model.OpWorkload || e.Actor == model.ActorFault {
 					judge(s, stateStep)
 				}
 				if e.Change != model.ChangeNone {
@@ -362,12 +390,19 @@ func EventuallyConverges(name string, pred func(s *State) (ok bool, why string))
 				}
 				fmt.Fprintf(&b, "At the end: %s.\n", strings.TrimSuffix(why, "."))
 				switch {
+				case !heldEver:
+					b.WriteString("The predicate never held in this run (checked before Settle at the workload's steps and the faults, and after Settle at every change).\n")
 				case !everTrue:
-					b.WriteString("The predicate was never true after Settle.")
+					fmt.Fprintf(&b, "The predicate last held after step %d, before Settle (checked at the workload's steps and the faults), and never after it.\n", lastHeld)
 				default:
-					fmt.Fprintf(&b, "The predicate was first true after step %d but false again after step %d.", firstTrue, lastFall)
+					fmt.Fprintf(&b, "The predicate was first true after Settle after step %d, last held after step %d, and was false again after step %d.\n", firstTrue, lastHeld, lastFall)
 				}
-				return &Violation{Step: end.Step, Event: end, Explanation: b.String(), Related: []int{settle.Step}}
+				b.WriteString(faults.explain())
+				related := append([]int{settle.Step}, faults.related()...)
+				if heldEver && lastHeld > 0 {
+					related = append(related, lastHeld)
+				}
+				return &Violation{Step: end.Step, Event: end, Explanation: b.String(), Related: sortedSteps(related, end.Step)}
 			}
 			// Only settled decides a verdict (with the final state); the
 			// rest shapes the explanation.
@@ -400,7 +435,10 @@ func requestKey(e *model.Event) string {
 // it names none, of the controller's latest Reconcile event. A successful
 // ReconcileDone, a different error or any change event starts the count
 // again. The violation is at the k-th ReconcileDone; the explanation lists
-// the k steps and Related the first k-1 and the CaughtUp step. k < 1 panics.
+// the k steps and the faults of the run (as EventuallyConverges does: each
+// crash with the API call of the reconcile it interrupted, paused caches,
+// dropped events, evictions, the latest stale read), and Related the first
+// k-1, the CaughtUp step and the faults' steps. k < 1 panics.
 func NoStuckReconcile(k int) Property {
 	if k < 1 {
 		panic(fmt.Sprintf("properties: NoStuckReconcile(%d): k must be at least 1", k))
@@ -417,9 +455,11 @@ func NoStuckReconcile(k int) Property {
 			}
 			changes := 0
 			caughtUp := 0 // step of the CaughtUp event, 0 before it
+			var faults faultLog // only for the explanation
 			current := make(map[model.Actor]string)
 			streaks := make(map[string]*streak)
 			return Fingerprinted(Observer(func(s *State, e *model.Event) *Violation {
+				faults.observe(s, e)
 				if e.Change != model.ChangeNone {
 					changes++
 				}
@@ -473,9 +513,9 @@ func NoStuckReconcile(k int) Property {
 					Event: *e,
 					Explanation: fmt.Sprintf("%s's reconcile of %s ended with the same error %d times in a row, at steps %s,\n"+
 						"and the store did not change in between (it stayed at revision %d), so retrying cannot help;\n"+
-						"every failure came after step %d, when the faults were over and every cache had caught up with the store:\n%s",
-						e.Actor, req, len(st.steps), strings.Join(steps, ", "), s.Revision(), caughtUp, e.Err),
-					Related: append([]int{caughtUp}, st.steps[:len(st.steps)-1]...),
+						"every failure came after step %d, when the faults were over and every cache had caught up with the store:\n%s\n%s",
+						e.Actor, req, len(st.steps), strings.Join(steps, ", "), s.Revision(), caughtUp, e.Err, faults.explain()),
+					Related: sortedSteps(append(append([]int{caughtUp}, st.steps[:len(st.steps)-1]...), faults.related()...), e.Step-1),
 				}
 				delete(streaks, key)
 				return v

@@ -206,7 +206,8 @@ func TestEventuallyConvergesViolationQuiescent(t *testing.T) {
 		"Settle at step 6 (t=0.6s); the history ended 4 steps and 0.4s of logical time later, at step 10 (t=1s, store revision 5)",
 		"reached Quiescent at step 10",
 		"At the end: 3 PVC(s) labelled app=zk, spec.replicas=2",
-		"never true after Settle",
+		"The predicate never held in this run",
+		"Faults injected: none.",
 	} {
 		require.Contains(t, v.Explanation, want)
 	}
@@ -221,7 +222,43 @@ func TestEventuallyConvergesViolationStepBoundAndFlap(t *testing.T) {
 	vs := Check(&b.h, converged())
 	require.Len(t, vs, 1)
 	require.Contains(t, vs[0].Explanation, "hit its step bound without reaching Quiescent")
-	require.Contains(t, vs[0].Explanation, "first true after step 4 but false again after step 6")
+	require.Contains(t, vs[0].Explanation, "first true after Settle after step 4, last held after step 4, and was false again after step 6")
+}
+
+// A liveness verdict names the faults of the run, each with its step: the
+// crash with the API call and the reconcile it interrupted, the paused
+// cache, the dropped event, the eviction, and the latest stale read; and
+// the last step after which the predicate held.
+func TestEventuallyConvergesNamesTheFaults(t *testing.T) {
+	b := zkBase() // the predicate holds after step 4
+	b.next(model.Event{Actor: model.ActorUser, Op: model.OpWorkload, Detail: "done: scale zk to 2"}) // a checkpoint
+	rec := b.op(ctrl, model.OpReconcile, "ConfigMap", "zk", "")
+	b.get(ctrl, "ConfigMap", "zk", 3, 4, 1)
+	upd := b.update(ctrl, "ConfigMap", cr("zk", 3)) // now false: 2 PVCs, 3 replicas
+	crash := b.next(model.Event{Actor: model.ActorFault, Op: model.OpCrash, Name: string(ctrl), Detail: "in reconcile default/zk before API call 3"}).Step
+	restart := b.next(model.Event{Actor: model.ActorFault, Op: model.OpRestart, Name: string(ctrl), Detail: "apiserver-2"}).Step
+	pause := b.next(model.Event{Actor: model.ActorFault, Op: model.OpPauseCache, Kind: "ConfigMap", Server: 2, ReadRev: 3}).Step
+	stale := b.get(ctrl, "ConfigMap", "zk", 3, 3, 2)
+	drop := b.next(model.Event{Actor: model.ActorFault, Op: model.OpDropEvent, Kind: "PersistentVolumeClaim", Namespace: ns, Name: "data-zk-1", Rev: 4, Detail: "MODIFIED for controller/zk"}).Step
+	evict := b.next(model.Event{Actor: model.ActorFault, Op: model.OpEvict, Kind: "Pod", Namespace: ns, Name: "zk-1"}).Step
+	settle := b.op(model.ActorClock, model.OpSettle, "", "", "")
+	b.op(model.ActorClock, model.OpQuiescent, "", "", "")
+	vs := Check(&b.h, converged())
+	require.Len(t, vs, 1)
+	v := vs[0]
+	for _, want := range []string{
+		"The predicate last held after step 4, before Settle (checked at the workload's steps and the faults), and never after it.",
+		"Faults injected (5):",
+		fmt.Sprintf("step %d: crash of controller/zk in its reconcile of ConfigMap default/zk begun at step %d, after API call 2 (Update ConfigMap default/zk at step %d)", crash, rec, upd),
+		fmt.Sprintf("step %d: controller/zk restarted against apiserver-2", restart),
+		fmt.Sprintf("step %d: the ConfigMap watch cache of apiserver-2 paused at revision 3", pause),
+		fmt.Sprintf("step %d: dropped the watch event of PersistentVolumeClaim default/data-zk-1 at rev 4 (MODIFIED for controller/zk)", drop),
+		fmt.Sprintf("step %d: evicted Pod default/zk-1", evict),
+		fmt.Sprintf("Stale reads by controllers: 1; the latest at step %d: Get ConfigMap default/zk, served by apiserver-2", stale),
+	} {
+		require.Contains(t, v.Explanation, want)
+	}
+	require.Equal(t, []int{4, crash, restart, pause, stale, drop, evict, settle}, v.Related)
 }
 
 func TestEventuallyConvergesNoViolation(t *testing.T) {
@@ -263,6 +300,7 @@ func TestNoStuckReconcileViolation(t *testing.T) {
 	require.Contains(t, v.Explanation, fmt.Sprintf("every failure came after step %d", up))
 	require.Contains(t, v.Explanation, "ConfigMap default/zk")
 	require.Contains(t, v.Explanation, "stayed at revision 4")
+	require.Contains(t, v.Explanation, "Faults injected: none.")
 	require.Contains(t, v.Explanation, err)
 }
 

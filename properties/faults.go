@@ -1,0 +1,121 @@
+package properties
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/opcheck/opcheck/model"
+)
+
+// faultLog remembers, for the explanation of a liveness verdict, the
+// faults of a run and what each one struck: a crash names the API call of
+// the reconcile it interrupted, a paused cache its revision, a dropped
+// event its object, and the controllers' stale reads are counted with the
+// latest one described. It only shapes explanations, never a verdict, so
+// no monitor fingerprints it.
+type faultLog struct {
+	faults   []string // "step N: ...", in order
+	inflight map[model.Actor]*reconcileSoFar
+	stale    int        // stale reads by controllers
+	last     *staleRead // the latest of them
+}
+
+// reconcileSoFar is a controller's reconcile in flight: its request, the
+// step it began at, and its latest API call.
+type reconcileSoFar struct {
+	req      string
+	step     int
+	calls    int
+	lastCall string // "Update StatefulSet default/zk at step 57"
+}
+
+func (f *faultLog) observe(s *State, e *model.Event) {
+	switch {
+	case e.Op == model.OpReconcile && IsController(e.Actor):
+		if f.inflight == nil {
+			f.inflight = map[model.Actor]*reconcileSoFar{}
+		}
+		f.inflight[e.Actor] = &reconcileSoFar{req: requestKey(e), step: e.Step}
+	case (e.Op == model.OpReconcileDone || e.Op == model.OpPanic) && IsController(e.Actor):
+		delete(f.inflight, e.Actor)
+	case (e.Op.IsRead() || e.Op.IsWrite()) && IsController(e.Actor):
+		if r := f.inflight[e.Actor]; r != nil {
+			r.calls++
+			r.lastCall = fmt.Sprintf("%s %s at step %d", e.Op, strings.TrimSpace(e.Kind+" "+e.Key()), e.Step)
+		}
+		if e.Stale && e.Op.IsRead() {
+			f.stale++
+			f.last = newStaleRead(s, e)
+		}
+	case e.Op == model.OpCrash:
+		who := model.Actor(e.Name)
+		line := fmt.Sprintf("step %d: crash of %s", e.Step, who)
+		if r := f.inflight[who]; r != nil {
+			line += fmt.Sprintf(" in its reconcile of %s begun at step %d", r.req, r.step)
+			if r.calls > 0 {
+				line += fmt.Sprintf(", after API call %d (%s)", r.calls, r.lastCall)
+			} else {
+				line += ", before its first API call"
+			}
+		} else {
+			line += " between reconciles"
+		}
+		delete(f.inflight, who)
+		f.faults = append(f.faults, line)
+	case e.Op == model.OpRestart:
+		f.faults = append(f.faults, fmt.Sprintf("step %d: %s restarted against %s", e.Step, e.Name, e.Detail))
+	case e.Op == model.OpPauseCache:
+		f.faults = append(f.faults, fmt.Sprintf("step %d: the %s watch cache of %s paused at revision %d (store at %d)", e.Step, e.Kind, apiserverName(e.Server), e.ReadRev, e.HeadRev))
+	case e.Op == model.OpResumeCache:
+		f.faults = append(f.faults, fmt.Sprintf("step %d: the %s watch cache of %s resumed", e.Step, e.Kind, e.Detail))
+	case e.Op == model.OpDropEvent:
+		f.faults = append(f.faults, fmt.Sprintf("step %d: dropped the watch event of %s %s at rev %d (%s)", e.Step, e.Kind, e.Key(), e.Rev, e.Detail))
+	case e.Op == model.OpEvict:
+		f.faults = append(f.faults, fmt.Sprintf("step %d: evicted Pod %s", e.Step, e.Key()))
+	}
+}
+
+// explain is the faults paragraph: every fault with its step, then the
+// stale reads.
+func (f *faultLog) explain() string {
+	var b strings.Builder
+	if len(f.faults) == 0 {
+		b.WriteString("Faults injected: none.")
+	} else {
+		b.WriteString("Faults injected (" + strconv.Itoa(len(f.faults)) + "):")
+		for _, l := range f.faults {
+			b.WriteString("\n  " + l)
+		}
+	}
+	if f.stale > 0 {
+		fmt.Fprintf(&b, "\nStale reads by controllers: %d; the latest at %s.", f.stale, f.last.describe())
+	}
+	return b.String()
+}
+
+// related are the steps of the faults and of the latest stale read.
+func (f *faultLog) related() []int {
+	var steps []int
+	for _, l := range f.faults {
+		n, _ := strconv.Atoi(strings.TrimPrefix(l[:strings.IndexByte(l, ':')], "step "))
+		steps = append(steps, n)
+	}
+	if f.last != nil {
+		steps = append(steps, f.last.step)
+	}
+	return steps
+}
+
+// sortedSteps sorts steps, drops repeats and any step after last.
+func sortedSteps(steps []int, last int) []int {
+	slices.Sort(steps)
+	out := steps[:0]
+	for i, s := range steps {
+		if s > 0 && s <= last && (i == 0 || s != steps[i-1]) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
