@@ -454,7 +454,7 @@ func NoStuckReconcile(k int) Property {
 				steps   []int
 			}
 			changes := 0
-			caughtUp := 0 // step of the CaughtUp event, 0 before it
+			caughtUp := 0       // step of the CaughtUp event, 0 before it
 			var faults faultLog // only for the explanation
 			current := make(map[model.Actor]string)
 			streaks := make(map[string]*streak)

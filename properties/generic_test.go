@@ -230,7 +230,7 @@ func TestEventuallyConvergesViolationStepBoundAndFlap(t *testing.T) {
 // cache, the dropped event, the eviction, and the latest stale read; and
 // the last step after which the predicate held.
 func TestEventuallyConvergesNamesTheFaults(t *testing.T) {
-	b := zkBase() // the predicate holds after step 4
+	b := zkBase()                                                                                    // the predicate holds after step 4
 	b.next(model.Event{Actor: model.ActorUser, Op: model.OpWorkload, Detail: "done: scale zk to 2"}) // a checkpoint
 	rec := b.op(ctrl, model.OpReconcile, "ConfigMap", "zk", "")
 	b.get(ctrl, "ConfigMap", "zk", 3, 4, 1)
