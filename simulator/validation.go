@@ -2,6 +2,7 @@ package simulator
 
 import (
 	"maps"
+	"reflect"
 	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -344,10 +345,10 @@ func validateImmutable(obj, old client.Object) field.ErrorList {
 		// Only replicas, ordinals, template, updateStrategy,
 		// revisionHistoryLimit, persistentVolumeClaimRetentionPolicy and
 		// minReadySeconds may change.
-		was := old.(*appsv1.StatefulSet).Spec.DeepCopy()
+		was := old.(*appsv1.StatefulSet).Spec // a shallow copy: only its top-level fields are reassigned
 		was.Replicas, was.Ordinals, was.Template, was.UpdateStrategy = o.Spec.Replicas, o.Spec.Ordinals, o.Spec.Template, o.Spec.UpdateStrategy
 		was.RevisionHistoryLimit, was.PersistentVolumeClaimRetentionPolicy, was.MinReadySeconds = o.Spec.RevisionHistoryLimit, o.Spec.PersistentVolumeClaimRetentionPolicy, o.Spec.MinReadySeconds
-		if !equality.Semantic.DeepEqual(was, &o.Spec) {
+		if !sameValue(&was, &o.Spec) {
 			return field.ErrorList{field.Forbidden(spec, "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden (selector, serviceName, podManagementPolicy and volumeClaimTemplates are immutable: delete and recreate the StatefulSet to change them)")}
 		}
 	case *corev1.Service:
@@ -366,7 +367,7 @@ func validateImmutable(obj, old client.Object) field.ErrorList {
 		// Immutable after creation, except that volumeName may be set once
 		// and a bound claim's requests may change (expansion).
 		prev := old.(*corev1.PersistentVolumeClaim)
-		was := prev.Spec.DeepCopy()
+		was := prev.Spec // shallow: only fields of the copy are reassigned
 		if was.VolumeName == "" {
 			was.VolumeName = o.Spec.VolumeName
 		}
@@ -374,7 +375,7 @@ func validateImmutable(obj, old client.Object) field.ErrorList {
 			was.Resources.Requests = o.Spec.Resources.Requests
 			was.VolumeAttributesClassName = o.Spec.VolumeAttributesClassName
 		}
-		if !equality.Semantic.DeepEqual(was, &o.Spec) {
+		if !sameValue(&was, &o.Spec) {
 			return field.ErrorList{field.Forbidden(spec, "spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims")}
 		}
 	case *corev1.Pod:
@@ -415,13 +416,17 @@ func immutableData[D any](immutable *bool, data, oldData D, bin, oldBin map[stri
 // container images, activeDeadlineSeconds, added tolerations and removed
 // scheduling gates.
 func validatePodUpdate(s, old *corev1.PodSpec, p *field.Path) field.ErrorList {
-	was := old.DeepCopy()
+	// A shallow copy; the container lists are cloned before their images
+	// are overwritten, so the stored pod is never changed.
+	was := *old
 	if len(was.Containers) == len(s.Containers) {
+		was.Containers = slices.Clone(was.Containers)
 		for i := range was.Containers {
 			was.Containers[i].Image = s.Containers[i].Image
 		}
 	}
 	if len(was.InitContainers) == len(s.InitContainers) {
+		was.InitContainers = slices.Clone(was.InitContainers)
 		for i := range was.InitContainers {
 			was.InitContainers[i].Image = s.InitContainers[i].Image
 		}
@@ -433,10 +438,16 @@ func validatePodUpdate(s, old *corev1.PodSpec, p *field.Path) field.ErrorList {
 	if containsAll(old.SchedulingGates, s.SchedulingGates) {
 		was.SchedulingGates = s.SchedulingGates
 	}
-	if !equality.Semantic.DeepEqual(was, s) {
+	if !sameValue(&was, s) {
 		return field.ErrorList{field.Forbidden(p, "pod updates may not change fields other than `spec.containers[*].image`, `spec.initContainers[*].image`, `spec.activeDeadlineSeconds`, `spec.tolerations` (only additions to existing tolerations) and `spec.schedulingGates` (only removals)")}
 	}
 	return nil
+}
+
+// sameValue compares semantically, trying the standard library's (faster)
+// DeepEqual first: what it finds equal is semantically equal too.
+func sameValue[T any](a, b *T) bool {
+	return reflect.DeepEqual(a, b) || equality.Semantic.DeepEqual(a, b)
 }
 
 func containsAll[T any](have, want []T) bool {
