@@ -30,8 +30,8 @@ func TestExhaustiveFindsSeedBugs(t *testing.T) {
 	}
 }
 
-// casskop/fixed is verified within the bounds; with state pruning off the
-// search covers the same space with more schedules, and also verifies it.
+// casskop/fixed is verified within the bounds, with state pruning and
+// without it.
 func TestExhaustiveVerifiesCasskopFixedWithAndWithoutPruning(t *testing.T) {
 	sc := lookup(t, "casskop/fixed")
 	with := Explore(sc, Options{})
@@ -39,9 +39,8 @@ func TestExhaustiveVerifiesCasskopFixedWithAndWithoutPruning(t *testing.T) {
 	if with.Verdict != VerdictVerified || !with.Complete || without.Verdict != VerdictVerified || !without.Complete {
 		t.Fatalf("want both verified: with %s %+v, without %s %+v", with.Verdict, with.Violation, without.Verdict, without.Violation)
 	}
-	if with.Schedules > without.Schedules {
-		t.Fatalf("pruning explored more schedules (%d) than no pruning (%d)", with.Schedules, without.Schedules)
-	}
+	// Whether pruning saves schedules is TestPruningKeepsEveryViolation's
+	// question, asked where it does (here it saves none: 29 and 29).
 	t.Logf("casskop/fixed: %d schedules with pruning (%d pruned), %d without", with.Schedules, with.Pruned, without.Schedules)
 }
 
