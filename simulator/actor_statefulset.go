@@ -467,7 +467,7 @@ func (c *StatefulSetController) statusStep(w *World, sts *appsv1.StatefulSet) (S
 	var replicas, ready int32
 	for _, sp := range c.pods {
 		replicas++
-		if podRunningAndReady(sp.pod) && !beingDeleted(sp.pod) {
+		if PodServing(sp.pod) {
 			ready++
 		}
 	}

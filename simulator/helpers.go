@@ -21,14 +21,4 @@ func NewScheme(add ...func(*runtime.Scheme) error) *runtime.Scheme {
 
 // PodServing reports whether a pod serves: Running, Ready, not being
 // deleted. Workload wait conditions and properties ask this of ground truth.
-func PodServing(p *corev1.Pod) bool {
-	if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
-		return false
-	}
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
+func PodServing(p *corev1.Pod) bool { return !beingDeleted(p) && podRunningAndReady(p) }
