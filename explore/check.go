@@ -250,9 +250,12 @@ func recipe(rep Report, more []string) string {
 		return rep.Scenario + ": no violation"
 	}
 	var b strings.Builder
-	if rep.Strategy == StrategyExhaustive {
+	switch rep.Strategy {
+	case StrategyExhaustive:
 		fmt.Fprintf(&b, "%s: %s violated at step %d (schedule %d of the exhaustive search)\n", rep.Scenario, rep.Violation.Property, rep.Violation.Step, rep.Index)
-	} else {
+	case StrategyFuzz:
+		fmt.Fprintf(&b, "%s: %s violated at step %d (a fuzz input)\n", rep.Scenario, rep.Violation.Property, rep.Violation.Step)
+	default:
 		fmt.Fprintf(&b, "%s: %s violated at step %d (schedule %d of strategy %s, seed %d)\n", rep.Scenario, rep.Violation.Property, rep.Violation.Step, rep.Index, rep.Strategy, rep.Seed)
 	}
 	fmt.Fprintf(&b, "%s\n", rep.Violation.String())
@@ -267,10 +270,10 @@ func recipe(rep Report, more []string) string {
 	}
 	faults := fmt.Sprintf("model.FaultBudget{Crashes: %d, Stale: %d, Drops: %d, Evictions: %d}", rep.Faults.Crashes, rep.Faults.Stale, rep.Faults.Drops, rep.Faults.Evictions)
 	switch {
-	case rep.Trace != "" && rep.Strategy == StrategyExhaustive:
+	case rep.Trace != "" && (rep.Strategy == StrategyExhaustive || rep.Strategy == StrategyFuzz):
 		// The trace holds the choices; the line stays short.
 		fmt.Fprintf(&b, "replay in Go: tr, _ := traces.ReadFile(%q); res, err := explore.Replay(sc, tr.Choices, &tr.Faults)", rep.Trace)
-	case rep.Strategy == StrategyExhaustive:
+	case rep.Strategy == StrategyExhaustive || rep.Strategy == StrategyFuzz:
 		choices := model.FormatChoices(rep.Choices)
 		fmt.Fprintf(&b, "choices: %s\n", choices)
 		fmt.Fprintf(&b, "replay in Go: choices, _ := model.ParseChoices(%q); res, err := explore.Replay(sc, choices, &%s)", choices, faults)
@@ -282,6 +285,11 @@ func recipe(rep Report, more []string) string {
 	}
 	return b.String()
 }
+
+// StrategyFuzz names the reports of Fuzz: a schedule decoded from a
+// fuzzer's input (FuzzChooser). It is not an Options.Strategy: go test
+// -fuzz drives it.
+const StrategyFuzz = "fuzz"
 
 // FuzzSeeds is how many seed-corpus entries Fuzz adds besides the empty
 // input.
@@ -393,8 +401,18 @@ func FuzzSchedule(sc *simulator.Scenario, data []byte, faults *model.FaultBudget
 // FuzzSchedule(sc, input, nil) or Replay(sc, choices, nil).
 //
 //	func FuzzMyOperator(f *testing.F) { explore.Fuzz(f, myScenario()) }
+//
+// A violation is reported as Check reports one (the same Report, as the
+// strategy StrategyFuzz, and the same recipe): its trace is written to
+// CheckOutDir, and the printed go test commands with -opcheck.replay,
+// -opcheck.view and -opcheck.shrink work on it, because Fuzz, given one of
+// those flags, does that instead of fuzzing.
 func Fuzz(f *testing.F, sc *simulator.Scenario) {
 	f.Helper()
+	if verb, path := traceFlag(); path != "" {
+		checkTrace(f, sc, verb, path)
+		return
+	}
 	f.Add([]byte{})
 	for i := 0; i < FuzzSeeds; i++ {
 		f.Add(FuzzInput(i, uint64(i+1)))
@@ -408,7 +426,20 @@ func Fuzz(f *testing.F, sc *simulator.Scenario) {
 			v := res.Violations[0]
 			var hdr [FuzzHeader]byte
 			copy(hdr[:], data)
-			t.Fatalf("%s: %s violated at step %d (fuzz input: coin rate 1/%d, stream seed %d, %d steering bytes)\n%s\nchoices: %s\nreplay: explore.Replay(sc, choices, nil) with these choices (model.ParseChoices reads them), or explore.FuzzSchedule(sc, input, nil) with this input, or `go test -run=%s/<file>` on the input go test saved under testdata/fuzz/%s", sc.Name, v.Property, v.Step, int(1/faultRates[int(hdr[0])%len(faultRates)]), binary.LittleEndian.Uint64(hdr[1:]), max(0, len(data)-FuzzHeader), v.String(), model.FormatChoices(res.Choices), fuzzName(t.Name()), fuzzName(t.Name()))
+			rep := Report{Scenario: sc.Name, Strategy: StrategyFuzz, Verdict: VerdictViolation, Violation: &v, Choices: res.Choices, History: res.History, Faults: sc.Faults, Shards: 1, Schedules: 1, Violating: 1, Steps: res.Steps}
+			input := fmt.Sprintf("fuzz input: coin rate 1/%d, stream seed %d, %d steering bytes; explore.FuzzSchedule(sc, input, nil) reruns it, and `go test -run=%s/<file>` the input go test saved under testdata/fuzz/%s", int(1/faultRates[int(hdr[0])%len(faultRates)]), binary.LittleEndian.Uint64(hdr[1:]), max(0, len(data)-FuzzHeader), fuzzName(t.Name()), fuzzName(t.Name()))
+			rebuild := testRebuild(fuzzName(t.Name()))
+			path, err := writeTrace(CheckOutDir(), rep, rebuild)
+			if err != nil {
+				t.Fatalf("%s\n%s\ncannot write its trace to %s: %v; set $OPCHECK_OUT to a writable directory", Recipe(rep), input, CheckOutDir(), err)
+				return
+			}
+			rep.Trace, rep.Replay = path, testVerb(rebuild, "replay", path)
+			t.Fatalf("%s", recipe(rep, []string{
+				"view: " + testVerb(rebuild, "view", path),
+				"shrink: " + testVerb(rebuild, "shrink", path),
+				input,
+			}))
 		}
 	})
 }

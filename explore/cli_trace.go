@@ -20,7 +20,12 @@ func traceName(scenario string) string {
 func writeTrace(dir string, rep Report, rebuild string) (string, error) {
 	t := traces.FromRun(rep.Scenario, rep.Faults, rep.Choices, rep.History, rep.Violation)
 	t.Rebuild = rebuild
-	path := filepath.Join(dir, traceName(rep.Scenario))
+	name := traceName(rep.Scenario)
+	if rep.Strategy == StrategyFuzz {
+		// Beside, not over, the trace Check writes for the same scenario.
+		name = strings.TrimSuffix(name, ".trace") + ".fuzz.trace"
+	}
+	path := filepath.Join(dir, name)
 	if err := traces.WriteFile(path, t); err != nil {
 		return "", err
 	}

@@ -141,6 +141,19 @@ func TestUserModuleEndToEnd(t *testing.T) {
 		t.Fatalf("replaying the shrunk trace as printed: exit %d, want 1:\n%s", code, mout)
 	}
 
+	// explore.Fuzz reports as Check does: its seed corpus finds the bug,
+	// writes the trace, and the printed command replays it.
+	t.Setenv("OPCHECK_OUT", "")
+	code, fout := sh(t, dir, env, "go test -count=1 -run '^FuzzMirror$' .")
+	if code != 1 || !strings.Contains(fout, "(a fuzz input)") || !strings.Contains(fout, "fuzz input: coin rate") {
+		t.Fatalf("go test of FuzzMirror: exit %d, want 1 and a fuzz recipe:\n%s", code, fout)
+	}
+	if fr := recipeLine(t, fout, "replay"); !strings.Contains(fr, "-run '^FuzzMirror$'") {
+		t.Errorf("the fuzz recipe's replay command %q does not run FuzzMirror", fr)
+	} else if code, o := sh(t, dir, env, fr); code != 1 || !strings.Contains(o, "reproduced: ") {
+		t.Fatalf("the fuzz recipe's replay command: exit %d, want 1:\n%s", code, o)
+	}
+
 	// The module's own command line: every verb, exit statuses kept.
 	if code, bout := sh(t, dir, env, "go build -o bin/mirrorcheck ./cmd/mirrorcheck"); code != 0 {
 		t.Fatalf("go build: %s", bout)
