@@ -11,18 +11,27 @@ import (
 // -check-determinism runs every schedule twice and fails (exit 2) on any
 // difference: it passes on every shipped scenario, with the exhaustive
 // strategy (every explored schedule replayed from its recorded choices)
-// and with the random one.
+// and with the random one. Scenarios with KnownNondeterminism are left
+// out (targets/kuberay checks what stays deterministic there).
 func TestCheckDeterminismOnAllScenarios(t *testing.T) {
+	// Scenarios that declare KnownNondeterminism (unmodified code ordering
+	// its reads by map iteration) are not held to byte-identical histories.
+	var names []string
+	for _, sc := range targets.All() {
+		if sc.KnownNondeterminism == "" {
+			names = append(names, sc.Name)
+		}
+	}
 	for _, strategy := range []string{"exhaustive", "random"} {
 		args := []string{"check", "-json", "-check-determinism", "-strategy", strategy, "-schedules", "40", "-out", t.TempDir()}
-		args = append(args, targets.Names()...)
+		args = append(args, names...)
 		code, out, errs := runCLI(t, args...)
 		if code == 2 {
 			t.Fatalf("%s: exit 2: %s", strategy, errs)
 		}
 		lines := strings.Split(strings.TrimSpace(out), "\n")
-		if len(lines) != len(targets.Names()) {
-			t.Fatalf("%s: %d result lines for %d scenarios:\n%s", strategy, len(lines), len(targets.Names()), out)
+		if len(lines) != len(names) {
+			t.Fatalf("%s: %d result lines for %d scenarios:\n%s", strategy, len(lines), len(names), out)
 		}
 		for _, l := range lines {
 			var r Result

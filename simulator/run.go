@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"testing"
+	"testing/synctest"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -50,10 +53,15 @@ func Run(sc *Scenario, chooser model.Chooser, opts RunOptions) (*Result, error) 
 	return w.Run()
 }
 
-// Run drives a world built by NewWorld through one schedule.
-func (w *World) Run() (*Result, error) {
-	w.loop()
-	return &Result{History: &w.History, Choices: w.recorder.Choices, Violations: w.violations, Quiescent: w.quiescent, Steps: w.steps, World: w}, w.harnessErr
+// Run drives a world built by NewWorld through one schedule. With the
+// scenario's SyncWallClock it runs inside a testing/synctest bubble (see
+// inWallClockBubble).
+func (w *World) Run() (res *Result, err error) {
+	inWallClockBubble(w.Scenario, func() {
+		w.loop()
+		res, err = &Result{History: &w.History, Choices: w.recorder.Choices, Violations: w.violations, Quiescent: w.quiescent, Steps: w.steps, World: w}, w.harnessErr
+	})
+	return res, err
 }
 
 // NewWorld builds the world of one run; its Run drives it. Every choice is
@@ -400,6 +408,31 @@ func (w *World) runWorkload() {
 	w.waitDeadline = w.Clock.Now() + st.timeout()
 }
 
+// inWallClockBubble runs f, inside a testing/synctest bubble of its own
+// when sc has SyncWallClock and the caller is not in a bubble already: the
+// schedule's time.Now then moves only with the world's ticks (each sleeps
+// the logical delta, which takes no real time in a bubble), whatever else
+// runs in the process; every run gets its own bubble, so parallel runs do
+// not share a clock. The bubble is entered with synctest.Test and a bare
+// testing.T, so that commands (explore check, replay, shrink), not only
+// tests, can run such scenarios; the world never calls the T. The
+// reconciles a run starts end with it (cleanup).
+func inWallClockBubble(sc *Scenario, f func()) {
+	if sc == nil || !sc.SyncWallClock || inSynctestBubble() {
+		f()
+		return
+	}
+	synctest.Test(&testing.T{}, func(*testing.T) { f() })
+}
+
+// inSynctestBubble reports whether the caller runs inside a
+// testing/synctest bubble: there, time starts at midnight UTC, 1 January
+// 2000, and only moves by the bubble's sleeps, so it reads years before the
+// real clock can.
+func inSynctestBubble() bool {
+	return time.Now().Before(time.Date(2001, time.January, 1, 0, 0, 0, 0, time.UTC))
+}
+
 // nextTimer is the earliest time anything waits for.
 func (w *World) nextTimer() (model.Time, bool) {
 	var best model.Time
@@ -430,6 +463,9 @@ func (w *World) nextTimer() (model.Time, bool) {
 }
 
 func (w *World) tick(at model.Time) {
+	if w.Scenario != nil && w.Scenario.SyncWallClock && at > w.Clock.Now() && inSynctestBubble() {
+		time.Sleep(time.Duration(at-w.Clock.Now()) * time.Millisecond)
+	}
 	w.Clock.AdvanceTo(at)
 	for _, h := range w.hosts {
 		h.queue.Fire(at)

@@ -50,6 +50,20 @@ type Scenario struct {
 	// explores every ordering of actions but not every ordering of actions
 	// against timers.
 	ClockAnytime bool
+	// SyncWallClock makes the wall clock follow the logical clock, for
+	// unmodified code that reads time.Now (KubeRay's scale-expectation
+	// timeout): World.Run runs the schedule inside a testing/synctest
+	// bubble of its own, whose fake clock only moves when every goroutine
+	// of the bubble waits, and every Tick sleeps by the logical delta, so
+	// the sleep takes no real time and time.Now reads exactly as much
+	// elapsed time as the logical clock.
+	SyncWallClock bool
+	// KnownNondeterminism, when set, says why the same choices may give
+	// histories that differ in more than wall-clock timestamps: unmodified
+	// code that orders its API calls by Go map iteration (KubeRay's
+	// expectation checks read pods in the order of a client-go indexer's
+	// set). Determinism checks skip such scenarios and say so.
+	KnownNondeterminism string
 }
 
 // WorkloadStep is one user action: Do runs once the previous step's Until
