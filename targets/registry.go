@@ -6,11 +6,13 @@ import (
 
 	"github.com/opcheck/opcheck/simulator"
 	"github.com/opcheck/opcheck/targets/casskop"
+	"github.com/opcheck/opcheck/targets/kuberay"
 	"github.com/opcheck/opcheck/targets/zookeeper"
 )
 
 // All returns every shipped scenario, freshly built, in a fixed order:
-// zookeeper buggy, upstream-fix, fixed; then casskop buggy, upstream-fix.
+// zookeeper buggy, upstream-fix, fixed; then casskop buggy, upstream-fix,
+// fixed; then kuberay scale, lifecycle (KubeRay's own controller, unmodified).
 func All() []*simulator.Scenario {
 	var out []*simulator.Scenario
 	for _, v := range zookeeper.Variants() {
@@ -18,6 +20,9 @@ func All() []*simulator.Scenario {
 	}
 	for _, v := range casskop.Variants() {
 		out = append(out, casskop.Scenario(v))
+	}
+	for _, v := range kuberay.Variants() {
+		out = append(out, kuberay.Scenario(v))
 	}
 	return out
 }

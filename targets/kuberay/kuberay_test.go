@@ -1,0 +1,334 @@
+package kuberay
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
+	ray "github.com/ray-project/kuberay/ray-operator/controllers/ray"
+	"github.com/ray-project/kuberay/ray-operator/controllers/ray/utils"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/opcheck/opcheck/explore"
+	"github.com/opcheck/opcheck/model"
+	"github.com/opcheck/opcheck/simulator"
+	"github.com/opcheck/opcheck/traces"
+)
+
+// runNoFaults runs a variant without faults, fair progress, with the wall
+// clock on the logical clock (inside a synctest bubble).
+func runNoFaults(t *testing.T, v Variant) *simulator.Result {
+	t.Helper()
+	var res *simulator.Result
+	synctest.Test(t, func(t *testing.T) {
+		sc := Scenario(v)
+		sc.SyncWallClock = true
+		var err error
+		res, err = simulator.RunScript(sc, nil, simulator.RunOptions{Faults: &model.FaultBudget{}, KeepGoing: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+	return res
+}
+
+// Without faults, every workload step's condition holds and the run ends
+// quiescent with no property violated.
+func TestNoFaultRunsConverge(t *testing.T) {
+	for _, v := range Variants() {
+		res := runNoFaults(t, v)
+		for _, viol := range res.Violations {
+			t.Errorf("%s: %s", v, viol.String())
+		}
+		if !res.Quiescent {
+			t.Errorf("%s: not quiescent after %d steps", v, res.Steps)
+		}
+		for _, e := range res.History.Events {
+			if e.Op == model.OpWorkload && strings.HasPrefix(e.Detail, "gave up") {
+				t.Errorf("%s: %s", v, e.Detail)
+			}
+		}
+	}
+}
+
+// The reconciler running is KubeRay's own: the head pod, its service and
+// the workers carry the names and labels KubeRay's code generates, and
+// KubeRay's event recorder source names its events.
+func TestReconcilerIsKubeRays(t *testing.T) {
+	res := runNoFaults(t, Scale)
+	r := res.World.Reader()
+	ctx := context.Background()
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.InNamespace(Namespace), client.MatchingLabels{utils.RayNodeTypeLabelKey: string(rayv1.HeadNode)}); err != nil {
+		t.Fatal(err)
+	}
+	if len(pods.Items) != 1 {
+		t.Fatalf("%d head pods", len(pods.Items))
+	}
+	head := pods.Items[0]
+	// KubeRay names the head pod by generateName <cluster>-head- (the
+	// apiserver adds the suffix).
+	if prefix := utils.PodName(ClusterName, rayv1.HeadNode, true); head.GenerateName != prefix || !strings.HasPrefix(head.Name, prefix) || prefix != "raycluster-head-" {
+		t.Errorf("head pod %q (generateName %q), want KubeRay's prefix %q", head.Name, head.GenerateName, prefix)
+	}
+	for k, want := range map[string]string{
+		utils.RayClusterLabelKey:                ClusterName,
+		utils.RayNodeTypeLabelKey:               "head",
+		utils.RayNodeGroupLabelKey:              utils.RayNodeHeadGroupLabelValue,
+		utils.RayNodeLabelKey:                   "yes",
+		utils.KubernetesCreatedByLabelKey:       utils.ComponentName,
+		utils.KubernetesApplicationNameLabelKey: utils.ApplicationName,
+	} {
+		if head.Labels[k] != want {
+			t.Errorf("head pod label %s = %q, want %q", k, head.Labels[k], want)
+		}
+	}
+	if len(head.Spec.Containers) == 0 || len(head.Spec.Containers[0].Args) == 0 || !strings.Contains(strings.Join(head.Spec.Containers[0].Args, " "), "ray start --head") {
+		t.Errorf("head container does not run KubeRay's generated `ray start --head`: %v %v", head.Spec.Containers[0].Command, head.Spec.Containers[0].Args)
+	}
+	var svc corev1.Service
+	if err := r.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: "raycluster-head-svc"}, &svc); err != nil {
+		t.Errorf("KubeRay's head service: %v", err)
+	}
+	sawEvent := false
+	for _, e := range res.History.Events {
+		if e.Op == model.OpRecordEvent && strings.HasPrefix(e.Detail, "raycluster-controller: Normal CreatedHeadPod: Created head Pod default/"+head.Name) {
+			sawEvent = true
+		}
+	}
+	if !sawEvent {
+		t.Error("no CreatedHeadPod event from KubeRay's recorder source raycluster-controller")
+	}
+	var _ *ray.RayClusterReconciler // the type Controller's Setup builds
+}
+
+// The RayCluster CRD as the module ships it declares the status
+// subresource (and no scale subresource), which the simulated apiserver
+// gives RayCluster; and every default its schema declares for a worker
+// group is set explicitly by the scenarios' manifest, since opcheck does
+// not apply CRD schema defaults.
+func TestCRDFromModule(t *testing.T) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/ray-project/kuberay/ray-operator").Output()
+	if err != nil {
+		t.Skipf("go list of the KubeRay module: %v", err)
+	}
+	data, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(out)), "config", "crd", "bases", "ray.io_rayclusters.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := yaml.Unmarshal(data, &crd); err != nil {
+		t.Fatal(err)
+	}
+	var storage *apiextensionsv1.CustomResourceDefinitionVersion
+	for i := range crd.Spec.Versions {
+		if crd.Spec.Versions[i].Storage {
+			storage = &crd.Spec.Versions[i]
+		}
+	}
+	if storage == nil || storage.Name != "v1" || crd.Spec.Scope != apiextensionsv1.NamespaceScoped {
+		t.Fatalf("storage version %+v, scope %s", storage, crd.Spec.Scope)
+	}
+	if storage.Subresources == nil || storage.Subresources.Status == nil || storage.Subresources.Scale != nil {
+		t.Fatalf("subresources %+v: want status only", storage.Subresources)
+	}
+	// The simulated apiserver: a main-resource update keeps the stored
+	// status; a status update changes only status.
+	cl := simulator.NewCluster(Scheme(), simulator.ClusterOptions{}).Client("user", 1, true)
+	ctx := context.Background()
+	rc := NewRayCluster(2)
+	rc.Status.State = rayv1.Ready //nolint:staticcheck // a status field, set to show it is dropped
+	if err := cl.Create(ctx, rc); err != nil {
+		t.Fatal(err)
+	}
+	if rc.Status.State != "" {
+		t.Fatalf("status kept on create: %q", rc.Status.State)
+	}
+	rc.Status.DesiredWorkerReplicas = 7
+	if err := cl.Status().Update(ctx, rc); err != nil {
+		t.Fatal(err)
+	}
+	rc.Status.DesiredWorkerReplicas = 1
+	rc.Spec.WorkerGroupSpecs[0].Replicas = ptrTo(int32(3))
+	if err := cl.Update(ctx, rc); err != nil {
+		t.Fatal(err)
+	}
+	if rc.Status.DesiredWorkerReplicas != 7 || *rc.Spec.WorkerGroupSpecs[0].Replicas != 3 {
+		t.Fatalf("after main update: status %d, replicas %d", rc.Status.DesiredWorkerReplicas, *rc.Spec.WorkerGroupSpecs[0].Replicas)
+	}
+	// Defaults of a worker group in the schema, and what the manifest sets.
+	wg := storage.Schema.OpenAPIV3Schema.Properties["spec"].Properties["workerGroupSpecs"].Items.Schema
+	manifest, err := json.Marshal(NewRayCluster(2).Spec.WorkerGroupSpecs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fields map[string]any
+	if err := json.Unmarshal(manifest, &fields); err != nil {
+		t.Fatal(err)
+	}
+	for name, prop := range wg.Properties {
+		if prop.Default == nil {
+			continue
+		}
+		if _, set := fields[name]; !set {
+			t.Errorf("the CRD defaults workerGroupSpecs[].%s to %s, but the scenarios' manifest leaves it unset (opcheck applies no CRD defaults)", name, prop.Default.Raw)
+		}
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// Run twice with the same choices, a faulted schedule performs the same
+// writes (kind, object, revision, change), though cached reads may come in
+// another order (KnownNondeterminism).
+func TestSameChoicesSameWrites(t *testing.T) {
+	writes := func() []string {
+		res, err := simulator.Run(Scenario(Lifecycle), explore.Random(3), simulator.RunOptions{KeepGoing: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range res.History.Events {
+			if e.Change != model.ChangeNone {
+				out = append(out, string(e.Actor)+" "+string(e.Op)+" "+e.Kind+" "+e.Key()+" "+e.Rev.String()+" "+e.Change.String())
+			}
+		}
+		return out
+	}
+	a, b := writes(), writes()
+	if strings.Join(a, "\n") != strings.Join(b, "\n") {
+		t.Fatalf("the same choices gave different writes:\n%s\n---\n%s", strings.Join(a, "\n"), strings.Join(b, "\n"))
+	}
+	if len(a) < 10 {
+		t.Fatalf("only %d writes", len(a))
+	}
+}
+
+// KubeRay's scale expectations expire after 30 s of wall-clock time. With
+// time.Now outside opcheck's logical clock (SyncWallClock off) they never
+// expire in a run, and a pod that vanishes before KubeRay's informer sees
+// its creation (here an eviction) blocks its group for good: a liveness
+// violation that a real cluster heals within 30 s. With SyncWallClock (the
+// scenarios' setting) time.Now follows the logical clock, without the
+// caller entering a synctest bubble, and the same schedule converges.
+func TestExpectationTimeoutNeedsWallClockOnLogicalClock(t *testing.T) {
+	sc := Scenario(Scale)
+	sc.SyncWallClock = false
+	plain, err := simulator.Run(sc, explore.Random(2), simulator.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plain.Violations) == 0 || plain.Violations[0].Property != "RayClusterConverges" {
+		t.Fatalf("unsynced run: %v, want the RayClusterConverges artifact", plain.Violations)
+	}
+	res, err := simulator.Run(Scenario(Scale), explore.Random(2), simulator.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range res.Violations {
+		t.Errorf("synced run: %s", v.String())
+	}
+}
+
+// KubeRay's finding (docs/bugs.md, KubeRay): the controller restarts onto
+// an apiserver whose pod cache is behind. Its scale expectations were in
+// the memory of the old incarnation, so nothing tells the new one that two
+// workers it cannot see exist: it creates workers for every replica its
+// stale list lacks, and the group ends with more workers than replicas.
+// The shrunk schedule (12 choices, testdata/excess-worker.min.trace) needs
+// no wall clock: it happens at t=0.
+func TestRestartOnStaleCacheCreatesExtraWorkers(t *testing.T) {
+	for _, path := range []string{"testdata/excess-worker.min.trace", "testdata/excess-worker.trace"} {
+		tr, err := traces.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := simulator.Run(Scenario(Scale), &model.Sequence{Choices: tr.Choices}, simulator.RunOptions{Faults: &tr.Faults})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Violations) == 0 || res.Violations[0].Property != "NoExcessWorkers" {
+			t.Fatalf("%s: violations %v, want NoExcessWorkers", path, res.Violations)
+		}
+		var crash, paused bool
+		for _, e := range res.History.Events[:res.Violations[0].Step] {
+			crash = crash || e.Op == model.OpCrash
+			paused = paused || (e.Op == model.OpPauseCache && e.Kind == "Pod")
+		}
+		if !paused || (!crash && strings.HasSuffix(path, ".min.trace")) {
+			t.Fatalf("%s: crash %v, paused Pod cache %v before the violation", path, crash, paused)
+		}
+	}
+}
+
+// kuberay/lifecycle with the wall clock on the logical clock: random
+// schedules within the default fault budget (one crash, one paused cache,
+// one dropped event, one eviction) find nothing but the two documented
+// findings.
+func TestExploreLifecycleWithWallClockOnLogicalClock(t *testing.T) {
+	schedules := 100
+	if testing.Short() {
+		schedules = 10
+	}
+	synctest.Test(t, func(t *testing.T) {
+		sc := Scenario(Lifecycle)
+		sc.SyncWallClock = true
+		rep := explore.Explore(sc, explore.Options{Strategy: "random", Schedules: schedules, StopAtFirst: true})
+		switch {
+		case rep.Verdict == explore.VerdictError:
+			t.Fatalf("%v", rep.Err)
+		case rep.Verdict == explore.VerdictViolation && rep.Violation.Property != "NoExcessWorkers" && rep.Violation.Property != "WorkloadStuck":
+			// NoExcessWorkers (stale cache) and WorkloadStuck (slow
+			// replacement) are the documented findings (docs/bugs.md);
+			// anything else is new.
+			t.Fatalf("a new finding:\n%s", explore.Recipe(rep))
+		}
+		t.Logf("%s, %d schedules", rep.Verdict, rep.Schedules)
+	})
+}
+
+// KubeRay's second finding (docs/bugs.md, KubeRay): a worker deleted by
+// hand before KubeRay has seen its creation is replaced only at the next
+// periodic requeue (300 s), not when its 30 s scale expectation expires:
+// nothing requeues the cluster then. No fault is needed; the recorded
+// schedule (testdata/slow-replacement.min.trace) then repeats it after a
+// resume and an eviction until the user's 600 s wait for the resume runs
+// out (WorkloadStuck).
+func TestWorkerDeletedBeforeObservedIsReplacedAtNextResync(t *testing.T) {
+	tr, err := traces.ReadFile("testdata/slow-replacement.min.trace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := simulator.Run(Scenario(Lifecycle), &model.Sequence{Choices: tr.Choices}, simulator.RunOptions{Faults: &tr.Faults})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Violations) == 0 || res.Violations[0].Property != "WorkloadStuck" {
+		t.Fatalf("violations %v, want WorkloadStuck", res.Violations)
+	}
+	var deletedAt, replacedAt model.Time = -1, -1
+	for _, e := range res.History.Events {
+		if e.Actor == model.ActorUser && e.Op == model.OpDelete && e.Kind == "Pod" && deletedAt < 0 {
+			deletedAt = e.Time
+		}
+		if deletedAt >= 0 && replacedAt < 0 && e.Op == model.OpCreate && e.Kind == "Pod" && strings.Contains(e.Name, "-worker-") {
+			replacedAt = e.Time
+		}
+	}
+	if deletedAt < 0 || replacedAt < 0 {
+		t.Fatalf("deleted at %v, replaced at %v", deletedAt, replacedAt)
+	}
+	if gap := replacedAt - deletedAt; gap < model.FromDuration(300*time.Second) {
+		t.Fatalf("the worker was replaced after %s, want the 300 s resync", gap)
+	}
+}
