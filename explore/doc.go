@@ -5,6 +5,16 @@
 // form, Result, is what `explore check -json` and `explore merge` write);
 // Check is the go test helper and Fuzz the adapter for `go test -fuzz`.
 //
+// It is also the command line: Main (and Run, in-process) gives any main
+// package the verbs list, check, replay, shrink, view and merge over the
+// scenarios passed to it, with exit statuses 0, 1 and 2; cmd/explore is
+// Main over the shipped case studies, and a user's module gets its own the
+// same way. Check and Fuzz write the trace of a violation to $OPCHECK_OUT
+// or testdata/opcheck, record in it the go test command that rebuilds its
+// scenario, and read the test binary flags -opcheck.replay, -opcheck.view
+// and -opcheck.shrink, so every verb works on a scenario defined outside
+// opcheck, from go test as from the module's own Main.
+//
 // What it models: the nondeterminism of a run, as the choice stream the
 // simulator asks (which enabled step runs next, which apiserver a restarted
 // controller talks to, data). Schedule i of an exploration runs with the
@@ -32,4 +42,8 @@
 // do not depend on the number of workers.
 //
 // What it does not do: shrinking and the trace format are package traces'.
+// A program knows only the scenarios passed to it: a trace of another
+// program's scenario is refused (exit 2) with the command, from the trace's
+// rebuild line, of the program that knows it. Under go test the exit
+// status of a harness error is 1, whatever the test binary exits with.
 package explore
