@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
@@ -210,10 +211,10 @@ type managerCache struct {
 	// mu serialises GetInformer: the controller's warmup starts its sources
 	// on goroutines of their own.
 	mu sync.Mutex
-	// handles are the informers handed out, by GVK; during warmup they
+	// handles are the informers handed out, by GVK and projection; during warmup they
 	// collect handlers and are bound to the host's informers afterwards,
 	// in GVK order, so that the world does not depend on goroutine order.
-	handles  map[schema.GroupVersionKind]*informerHandle
+	handles  map[handleKey]*informerHandle
 	warm     bool
 	indexers map[*kindInfo]map[string]client.IndexerFunc
 }
@@ -233,23 +234,40 @@ func (c *managerCache) GetInformer(ctx context.Context, obj client.Object, _ ...
 	if err != nil {
 		return nil, err
 	}
-	return c.informerFor(gvk)
+	_, metadataOnly := obj.(*metav1.PartialObjectMetadata)
+	return c.informerFor(handleKey{gvk: gvk, metadataOnly: metadataOnly})
 }
 
 func (c *managerCache) GetInformerForKind(ctx context.Context, gvk schema.GroupVersionKind, _ ...cache.InformerGetOption) (cache.Informer, error) {
-	return c.informerFor(gvk)
+	return c.informerFor(handleKey{gvk: gvk})
 }
 
-func (c *managerCache) informerFor(gvk schema.GroupVersionKind) (cache.Informer, error) {
+// handleKey names an informer handed out: its kind, and whether it was
+// asked for as metadata only (a PartialObjectMetadata watch, e.g.
+// builder.OnlyMetadata), whose handlers see PartialObjectMetadata objects.
+type handleKey struct {
+	gvk          schema.GroupVersionKind
+	metadataOnly bool
+}
+
+func (k handleKey) String() string {
+	if k.metadataOnly {
+		return k.gvk.String() + " (metadata)"
+	}
+	return k.gvk.String()
+}
+
+func (c *managerCache) informerFor(key handleKey) (cache.Informer, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	gvk := key.gvk
 	if !c.m.GetScheme().Recognizes(gvk) {
 		return nil, &meta.NoKindMatchError{GroupKind: gvk.GroupKind(), SearchedVersions: []string{gvk.Version}}
 	}
-	hd := c.handles[gvk]
+	hd := c.handles[key]
 	if hd == nil {
-		hd = &informerHandle{cache: c, gvk: gvk}
-		c.handles[gvk] = hd
+		hd = &informerHandle{cache: c, gvk: gvk, metadataOnly: key.metadataOnly}
+		c.handles[key] = hd
 		if c.warm {
 			c.bind(hd)
 		}
@@ -295,10 +313,23 @@ func (c *managerCache) IndexField(_ context.Context, obj client.Object, field st
 // informerHandle is the cache.Informer controller-runtime's sources
 // register their event handlers with.
 type informerHandle struct {
-	cache    *managerCache
-	gvk      schema.GroupVersionKind
-	inf      *informer
-	handlers []toolscache.ResourceEventHandler
+	cache        *managerCache
+	gvk          schema.GroupVersionKind
+	metadataOnly bool
+	inf          *informer
+	handlers     []toolscache.ResourceEventHandler
+}
+
+// view is what the handle's handlers get for a stored object: a deep copy,
+// or for a metadata-only handle its PartialObjectMetadata.
+func (hd *informerHandle) view(obj client.Object) interface{} {
+	if !hd.metadataOnly {
+		return obj.DeepCopyObject()
+	}
+	pm := &metav1.PartialObjectMetadata{}
+	pm.SetGroupVersionKind(hd.gvk)
+	fillMetadata(pm, obj)
+	return pm
 }
 
 var _ cache.Informer = (*informerHandle)(nil)
@@ -323,7 +354,7 @@ func (hd *informerHandle) AddEventHandlerWithOptions(h toolscache.ResourceEventH
 	if hd.inf != nil {
 		mc := hd.cache.m.host.managed
 		for _, obj := range hd.inf.list() {
-			h.OnAdd(obj.DeepCopyObject(), false)
+			h.OnAdd(hd.view(obj), false)
 		}
 		mc.flush()
 	}
@@ -387,11 +418,11 @@ func (mc *managedController) dispatch(k *kindInfo, old, obj client.Object, delet
 		for _, h := range hd.handlers {
 			switch {
 			case deleted:
-				h.OnDelete(obj.DeepCopyObject())
+				h.OnDelete(hd.view(obj))
 			case old == nil:
-				h.OnAdd(obj.DeepCopyObject(), false)
+				h.OnAdd(hd.view(obj), false)
 			default:
-				h.OnUpdate(old.DeepCopyObject(), obj.DeepCopyObject())
+				h.OnUpdate(hd.view(old), hd.view(obj))
 			}
 		}
 	}
@@ -463,7 +494,7 @@ func (h *Host) startManaged() {
 	w := h.world
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &Manager{host: h, ctx: ctx}
-	m.cache = &managerCache{m: m, handles: map[schema.GroupVersionKind]*informerHandle{}, indexers: map[*kindInfo]map[string]client.IndexerFunc{}}
+	m.cache = &managerCache{m: m, handles: map[handleKey]*informerHandle{}, indexers: map[*kindInfo]map[string]client.IndexerFunc{}}
 	m.apiReader = &Client{cluster: w.Cluster, server: h.server, actor: h.actor, reads: serverReads{server: h.server}, gate: h.gate}
 	mc := &managedController{mgr: m, cancel: cancel, byKind: map[*kindInfo][]*informerHandle{}}
 	mc.queue = &queueAdapter{host: h, done: make(chan struct{})}
@@ -501,23 +532,23 @@ func (h *Host) startManaged() {
 	}
 	// Bind the informers the sources asked for, in GVK order, and hand each
 	// handler the initial list.
-	gvks := make([]schema.GroupVersionKind, 0, len(m.cache.handles))
-	for gvk := range m.cache.handles {
-		gvks = append(gvks, gvk)
+	keys := make([]handleKey, 0, len(m.cache.handles))
+	for key := range m.cache.handles {
+		keys = append(keys, key)
 	}
-	slices.SortFunc(gvks, func(a, b schema.GroupVersionKind) int { return strings.Compare(a.String(), b.String()) })
+	slices.SortFunc(keys, func(a, b handleKey) int { return strings.Compare(a.String(), b.String()) })
 	m.cache.warm = true
-	for _, gvk := range gvks {
-		m.cache.bind(m.cache.handles[gvk])
+	for _, key := range keys {
+		m.cache.bind(m.cache.handles[key])
 	}
 	if _, ok := mc.byKind[h.primary]; !ok {
 		fail("its spec names For %s, but Setup's controller does not watch that type", h.primary.gvk.Kind)
 	}
-	for _, gvk := range gvks {
-		hd := m.cache.handles[gvk]
+	for _, key := range keys {
+		hd := m.cache.handles[key]
 		for _, obj := range hd.inf.list() {
 			for _, hh := range hd.handlers {
-				hh.OnAdd(obj.DeepCopyObject(), true)
+				hh.OnAdd(hd.view(obj), true)
 			}
 		}
 	}

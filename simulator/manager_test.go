@@ -367,3 +367,40 @@ func TestManagerRefusals(t *testing.T) {
 		})
 	}
 }
+
+// A metadata-only watch (builder.OnlyMetadata) hands its handlers
+// PartialObjectMetadata objects, as controller-runtime's metadata informer
+// does; the typed watch of the same kind still gets typed objects.
+func TestManagerMetadataOnlyWatch(t *testing.T) {
+	var seen []string
+	record := func(prefix string) handler.Funcs {
+		return handler.Funcs{UpdateFunc: func(_ context.Context, e event.UpdateEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			switch o := e.ObjectNew.(type) {
+			case *metav1.PartialObjectMetadata:
+				seen = append(seen, prefix+" metadata "+o.Kind+" "+o.Labels["v"])
+			case *corev1.ConfigMap:
+				seen = append(seen, prefix+" typed "+o.Labels["v"])
+			default:
+				seen = append(seen, prefix+" other")
+			}
+		}}
+	}
+	setup := func(ctx context.Context, mgr manager.Manager) error {
+		return builder.ControllerManagedBy(mgr).
+			For(&appsv1.Deployment{}).
+			Watches(&corev1.ConfigMap{}, record("meta"), builder.OnlyMetadata).
+			Watches(&corev1.ConfigMap{}, record("full")).
+			Complete(&probe{})
+	}
+	e := newMgrEnv(t, mgrScenario(setup))
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cm", Labels: map[string]string{"v": "a"}}}
+	e.must(e.user.Create(e.ctx, cm))
+	e.deliverAll()
+	cm.Labels["v"] = "b"
+	e.must(e.user.Update(e.ctx, cm))
+	e.deliverAll()
+	slices.Sort(seen)
+	if want := []string{"full typed b", "meta metadata ConfigMap b"}; !slices.Equal(seen, want) {
+		t.Fatalf("handlers saw %q, want %q", seen, want)
+	}
+}
