@@ -141,6 +141,12 @@ func TestUserModuleEndToEnd(t *testing.T) {
 		t.Fatalf("replaying the shrunk trace as printed: exit %d, want 1:\n%s", code, mout)
 	}
 
+	// A harness error under -opcheck.replay exits the test binary with 2
+	// (go test itself would report 1), as docs/user-guide.md says.
+	if code, o := sh(t, dir, env, "go test -c -o bin/mirror.test . && bin/mirror.test -test.run '^TestMirror$' -opcheck.replay=testdata/opcheck/no-such.trace"); code != 2 || !strings.Contains(o, "opcheck: error:") {
+		t.Fatalf("the compiled test binary replaying a missing trace: exit %d, want 2 and the error:\n%s", code, o)
+	}
+
 	// explore.Fuzz reports as Check does: its seed corpus finds the bug,
 	// writes the trace, and the printed command replays it.
 	t.Setenv("OPCHECK_OUT", "")
