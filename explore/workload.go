@@ -327,14 +327,22 @@ func WorkloadRecipe(rep WorkloadReport) string {
 	fmt.Fprintf(&b, "%s: generated workload violates %s at step %d, after %d passing workloads (gopter seed %d)\n", rep.Scenario, r.Violation.Property, r.Violation.Step, rep.Passed, rep.Options.GopterSeed)
 	fmt.Fprintf(&b, "minimal workload (%d steps, shrunk in %d steps from %d): %s\n", len(rep.Workload), rep.Shrinks, len(rep.Original), FormatCalls(rep.Workload))
 	fmt.Fprintf(&b, "generated as: %s\n", FormatCalls(rep.Original))
-	fmt.Fprintf(&b, "schedule: strategy %s, seed %d (schedule %d of the workload's seeds from %d)\n", r.Strategy, r.Seed, r.Index, rep.WorkloadSeed)
-	fmt.Fprintf(&b, "%s\n", r.Violation.String())
-	fmt.Fprintf(&b, "choices: %s\n", model.FormatChoices(r.Choices))
-	fmt.Fprintf(&b, "replay in Go: sc, _ := explore.WorkloadScenario(base, actions, %s); explore.Check(t, sc, explore.WithStrategy(%q), explore.WithSeed(%d), explore.WithSchedules(1))", GoCalls(rep.Workload), r.Strategy, r.Seed)
-	if rep.Options.Faults != nil {
-		fmt.Fprintf(&b, ", explore.WithFaults(%#v)", *rep.Options.Faults)
+	if r.Strategy == StrategyExhaustive {
+		fmt.Fprintf(&b, "schedule: %d of the exhaustive search of the workload\n", r.Index)
+	} else {
+		fmt.Fprintf(&b, "schedule: strategy %s, seed %d (schedule %d of the workload's seeds from %d)\n", r.Strategy, r.Seed, r.Index, rep.WorkloadSeed)
 	}
-	b.WriteString("\n  or explore.Replay(sc, choices, nil) with the choices above")
+	fmt.Fprintf(&b, "%s\n", r.Violation.String())
+	choices := model.FormatChoices(r.Choices)
+	fmt.Fprintf(&b, "choices: %s\n", choices)
+	faults := fmt.Sprintf("model.FaultBudget{Crashes: %d, Stale: %d, Drops: %d, Evictions: %d}", r.Faults.Crashes, r.Faults.Stale, r.Faults.Drops, r.Faults.Evictions)
+	if r.Strategy == StrategyExhaustive {
+		// No seed: the recorded choices are the schedule.
+		fmt.Fprintf(&b, "replay in Go: sc, _ := explore.WorkloadScenario(base, actions, %s); choices, _ := model.ParseChoices(%q); res, err := explore.Replay(sc, choices, &%s)", GoCalls(rep.Workload), choices, faults)
+		return b.String()
+	}
+	fmt.Fprintf(&b, "replay in Go: sc, _ := explore.WorkloadScenario(base, actions, %s); explore.Check(t, sc, explore.WithStrategy(%q), explore.WithSeed(%d), explore.WithSchedules(1), explore.WithFaults(%s))", GoCalls(rep.Workload), r.Strategy, r.Seed, faults)
+	b.WriteString("\n  or explore.Replay(sc, choices, &faults) with the choices above")
 	return b.String()
 }
 

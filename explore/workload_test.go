@@ -2,6 +2,7 @@ package explore
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/leanovate/gopter"
@@ -10,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/opcheck/opcheck/model"
+	"github.com/opcheck/opcheck/properties"
 	"github.com/opcheck/opcheck/simulator"
 	"github.com/opcheck/opcheck/targets/zookeeper"
 )
@@ -108,5 +110,25 @@ func TestExploreWorkloadsHarnessError(t *testing.T) {
 	rep := ExploreWorkloads(zookeeper.Scenario(zookeeper.Fixed), bad, WithWorkloadTests(3), WithWorkloadSchedules(1), WithWorkloadFaults(model.FaultBudget{}))
 	if rep.Verdict != VerdictError || rep.Err == nil || rep.Evaluations != 1 {
 		t.Fatalf("verdict %s, err %v, %d evaluations: want one evaluation and a harness error", rep.Verdict, rep.Err, rep.Evaluations)
+	}
+}
+
+// The workload recipe is right for its strategy: a sampling strategy's
+// schedule reruns from its seed with the budget it ran with; the exhaustive
+// search's has no seed and replays from its choices.
+func TestWorkloadRecipePerStrategy(t *testing.T) {
+	v := &properties.Violation{Property: "P", Step: 2}
+	choices := []model.Choice{{Kind: model.ChooseStep, N: 3, Value: 1}, {Kind: model.ChooseStep, N: 2, Value: 0}}
+	budget := model.FaultBudget{Crashes: 1, Evictions: 2}
+	rep := WorkloadReport{Scenario: "s", Verdict: VerdictViolation, Workload: []Call{{Action: "scale", Param: 2}}, Original: []Call{{Action: "scale", Param: 2}},
+		Report: Report{Strategy: StrategyExhaustive, Violation: v, Choices: choices, Faults: budget, Index: 7}}
+	ex := WorkloadRecipe(rep)
+	if strings.Contains(ex, "WithSeed") || !strings.Contains(ex, `model.ParseChoices("step:1/3 step:0/2")`) || !strings.Contains(ex, "Crashes: 1, Stale: 0, Drops: 0, Evictions: 2") {
+		t.Errorf("exhaustive workload recipe:\n%s", ex)
+	}
+	rep.Report.Strategy, rep.Report.Seed = StrategyRandom, 42
+	rnd := WorkloadRecipe(rep)
+	if !strings.Contains(rnd, `explore.WithStrategy("random"), explore.WithSeed(42), explore.WithSchedules(1), explore.WithFaults(model.FaultBudget{Crashes: 1, Stale: 0, Drops: 0, Evictions: 2})`) {
+		t.Errorf("random workload recipe:\n%s", rnd)
 	}
 }
