@@ -332,3 +332,37 @@ func TestWorkerDeletedBeforeObservedIsReplacedAtNextResync(t *testing.T) {
 		t.Fatalf("the worker was replaced after %s, want the 300 s resync", gap)
 	}
 }
+
+// KubeRay's third finding (docs/bugs.md, KubeRay): reconcilePods lists the
+// head pods from its cache before it checks the head group's expectation.
+// When the cache receives the new head pod between the two, the list says
+// "no head pod" and the expectation says "satisfied": a second head pod is
+// created, and v1.5.0 then fails every reconcile with "2 head pods found".
+// No fault is needed for the race itself; the recorded schedule is
+// testdata/two-heads.min.trace.
+func TestStaleHeadListAndSatisfiedExpectationCreateSecondHead(t *testing.T) {
+	tr, err := traces.ReadFile("testdata/two-heads.min.trace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := simulator.Run(Scenario(Scale), &model.Sequence{Choices: tr.Choices}, simulator.RunOptions{Faults: &tr.Faults})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Violations) == 0 || res.Violations[0].Property != "RayClusterConverges" {
+		t.Fatalf("violations %v, want RayClusterConverges", res.Violations)
+	}
+	var heads []string
+	stuck := false
+	for _, e := range res.History.Events {
+		if e.Op == model.OpCreate && e.Kind == "Pod" && e.Change == model.ChangeAdded && strings.Contains(e.Name, "-head-") {
+			heads = append(heads, e.Name)
+		}
+		if e.Op == model.OpReconcileDone && strings.Contains(e.Err, "2 head pods found") {
+			stuck = true
+		}
+	}
+	if len(heads) < 3 || !stuck {
+		t.Fatalf("head pods created %v (want the evicted one and two more), reconcile failing on two heads %v", heads, stuck)
+	}
+}
