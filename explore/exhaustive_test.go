@@ -111,7 +111,7 @@ func TestExhaustiveDeterminismCheck(t *testing.T) {
 // The exhaustive search's determinism check catches a reconciler whose
 // behaviour depends on hidden state across runs, as the random one does.
 func TestExhaustiveDeterminismCheckCatchesHiddenState(t *testing.T) {
-	r := Explore(hiddenStateScenario(t), Options{CheckDeterminism: true, Schedules: 10})
+	r := Explore(hiddenStateScenario(t), Options{CheckDeterminism: true, Schedules: 10, Workers: 1}) // one worker: see TestCheckDeterminism
 	if r.Verdict != VerdictError || r.Err == nil || !strings.Contains(r.Err.Error(), "not deterministic") {
 		t.Fatalf("verdict %s after %d schedules, err %v: want a determinism error", r.Verdict, r.Schedules, r.Err)
 	}

@@ -216,7 +216,7 @@ func TestCheckDeterminism(t *testing.T) {
 		worlds++
 		return inner(env)
 	}
-	rep := Explore(sc, Options{Strategy: StrategyRandom, Schedules: 3, Seed: 5, CheckDeterminism: true})
+	rep := Explore(sc, Options{Strategy: StrategyRandom, Schedules: 3, Seed: 5, CheckDeterminism: true, Workers: 1}) // one worker: worlds is counted unguarded
 	if rep.Err != nil {
 		t.Fatal(rep.Err)
 	}
@@ -224,7 +224,11 @@ func TestCheckDeterminism(t *testing.T) {
 		t.Errorf("schedules %d, reconcilers built %d: want 3 schedules, each run twice", rep.Schedules, worlds)
 	}
 
-	rep = Explore(hiddenStateScenario(t), Options{Strategy: StrategyRandom, Schedules: 3, Seed: 5, CheckDeterminism: true})
+	// One worker: the hidden state alternates with every world built, so
+	// the two runs of a schedule differ only when no other schedule's
+	// worlds are built in between (with several workers they interleave,
+	// and the toggle itself would be a data race).
+	rep = Explore(hiddenStateScenario(t), Options{Strategy: StrategyRandom, Schedules: 3, Seed: 5, CheckDeterminism: true, Workers: 1})
 	if rep.Verdict != VerdictError || rep.Err == nil || !strings.Contains(rep.Err.Error(), "not deterministic") {
 		t.Fatalf("verdict %s, err %v: want a determinism error", rep.Verdict, rep.Err)
 	}
