@@ -318,8 +318,7 @@ const FuzzHeader = 9
 //
 // A step choice tosses the coin: with probability rate it runs one of the
 // enabled fault steps (crashes, cache pauses, drops, evictions, settle),
-// else an ordinary one. FuzzSchedule binds the chooser to the world (the
-// coin needs World.Enabled); unbound, every step counts as ordinary.
+// else an ordinary one (model.Option.Actor tells them apart).
 func FuzzChooser(data []byte) model.Chooser {
 	var hdr [FuzzHeader]byte
 	copy(hdr[:], data)
@@ -349,13 +348,12 @@ type fuzzChooser struct {
 	ord, flt []int
 }
 
-func (c *fuzzChooser) bind(w *simulator.World) { c.coin.w = w }
-
-func (c *fuzzChooser) Choose(kind model.ChoiceKind, n int) int {
-	if kind != model.ChooseStep {
+func (c *fuzzChooser) Choose(d model.Decision) int {
+	n := len(d.Options)
+	if d.Kind != model.ChooseStep {
 		return c.r.IntN(n)
 	}
-	ord, flt, ok := c.coin.split(n, c.ord[:0], c.flt[:0])
+	ord, flt, ok := c.coin.split(&d, c.ord[:0], c.flt[:0])
 	if !ok {
 		ord, flt = ord[:0], flt[:0]
 		for i := 0; i < n; i++ {
@@ -377,13 +375,7 @@ func (c *fuzzChooser) Choose(kind model.ChoiceKind, n int) int {
 // FuzzSchedule runs the schedule of sc that the fuzz input data stands for
 // (see FuzzChooser): what the Fuzz target runs for that input.
 func FuzzSchedule(sc *simulator.Scenario, data []byte, faults *model.FaultBudget) (*simulator.Result, error) {
-	ch := FuzzChooser(data)
-	w, err := simulator.NewWorld(sc, ch, simulator.RunOptions{Faults: faults})
-	if err != nil {
-		return nil, err
-	}
-	ch.(binder).bind(w)
-	return w.Run()
+	return simulator.Run(sc, FuzzChooser(data), simulator.RunOptions{Faults: faults})
 }
 
 // Fuzz is the adapter for `go test -fuzz`: it decodes the fuzzer's bytes

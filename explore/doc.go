@@ -16,8 +16,9 @@
 // opcheck, from go test as from the module's own Main.
 //
 // What it models: the nondeterminism of a run, as the choice stream the
-// simulator asks (which enabled step runs next, which apiserver a restarted
-// controller talks to, data). Schedule i of an exploration runs with the
+// simulator asks (which enabled step runs next; a restarted controller's
+// apiserver is part of the crash step), each a model.Decision from which
+// every strategy, the exhaustive search included, decides alone. Schedule i of an exploration runs with the
 // chooser of its strategy seeded with Options.Seed+i, so any schedule is
 // reproduced by Seed=Seed+i, Schedules=1, and sharding (schedule i belongs to
 // shard i % Shards) partitions the indices exactly. No wall clock and no

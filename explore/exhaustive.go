@@ -209,7 +209,6 @@ func (l *levelSearch) run(prefix []int, index int) (*dfsChooser, *simulator.Resu
 	if err != nil {
 		return nil, nil, false, err
 	}
-	c.w = w
 	r, err := w.Run()
 	if err != nil {
 		return c, r, false, err
@@ -318,14 +317,15 @@ func (v *visitedTable) len() int {
 }
 
 // dfsChooser replays a prefix of fault decisions and otherwise follows the
-// default schedule.
+// default schedule. It decides from the decisions alone (their options,
+// the events since the previous one, the state fingerprint) and its own
+// state, and ends a run it prunes by answering model.Prune.
 type dfsChooser struct {
-	w         *simulator.World
 	prefix    []int
 	taken     []int
 	widths    []int
-	seen      int
 	started   bool
+	paused    bool // a watch cache is paused (a resume option is offered)
 	milestone bool
 	storage   bool // a controller wrote a pod or a PVC, or a workload step ended
 	kinds     map[string]bool
@@ -338,13 +338,19 @@ type dfsChooser struct {
 	skipped   bool
 }
 
-func (c *dfsChooser) Choose(kind model.ChoiceKind, n int) int {
-	if kind != model.ChooseStep {
+func (c *dfsChooser) Choose(d model.Decision) int {
+	if d.Kind != model.ChooseStep {
 		return 0
 	}
-	steps := c.w.Enabled()
+	steps := d.Options
 	def := defaultStep(steps)
-	c.scan()
+	c.scan(d.Since)
+	c.paused = false
+	for i := range steps {
+		if steps[i].Class == model.StepResume {
+			c.paused = true
+		}
+	}
 	point := !c.started || c.milestone || c.storage || len(c.kinds) > 0
 	var faults []int
 	if c.faults < c.maxFaults {
@@ -368,30 +374,28 @@ func (c *dfsChooser) Choose(kind model.ChoiceKind, n int) int {
 	// their whole future belongs to this shard, while a state above it
 	// has futures that other shards own.
 	if len(c.taken) >= len(c.prefix) && c.dedup && (c.shards <= 1 || len(c.taken) >= SplitDepth) {
-		if h, ok := c.w.StateHash(); ok {
+		if h, ok := d.Fingerprint(); ok {
 			h ^= uint64(c.maxFaults-c.faults) * 0x9e3779b97f4a7c15
 			h = mixFaults(h, faults)
 			if !c.visited.claim(h, c.taken) {
-				c.w.Stop()
-				return def
+				return model.Prune
 			}
 		}
 	}
 	if len(faults) == 0 {
 		return def
 	}
-	d := len(c.taken)
+	depth := len(c.taken)
 	opt := 0
-	if d < len(c.prefix) {
-		opt = c.prefix[d]
+	if depth < len(c.prefix) {
+		opt = c.prefix[depth]
 	}
 	c.taken = append(c.taken, opt)
 	c.widths = append(c.widths, 1+len(faults))
-	if c.shards > 1 && len(c.taken) == SplitDepth && d >= len(c.prefix)-1 {
+	if c.shards > 1 && len(c.taken) == SplitDepth && depth >= len(c.prefix)-1 {
 		if owner(c.taken, c.widths)%c.shards != c.shard {
 			c.skipped = true
-			c.w.Stop()
-			return def
+			return model.Prune
 		}
 	}
 	if opt == 0 {
@@ -414,10 +418,9 @@ func mixFaults(h uint64, faults []int) uint64 {
 // scan reads the events recorded since the last decision and marks what
 // changed: a write or external call of a controller under test, the end of
 // a workload step, the kinds written.
-func (c *dfsChooser) scan() {
-	ev := c.w.History.Events
-	for ; c.seen < len(ev); c.seen++ {
-		e := &ev[c.seen]
+func (c *dfsChooser) scan(since []model.Event) {
+	for i := range since {
+		e := &since[i]
 		switch {
 		case e.Op == model.OpWorkload && strings.HasPrefix(e.Detail, "done:"):
 			c.milestone = true
@@ -442,7 +445,7 @@ func (c *dfsChooser) scan() {
 // after a write of the controller or the end of a workload step; a paused
 // cache or a dropped event of a kind right after that kind was written.
 // The very first decision offers every fault.
-func (c *dfsChooser) relevant(s *simulator.Step) bool {
+func (c *dfsChooser) relevant(s *model.Option) bool {
 	if !c.started && s.Fault != model.FaultCrash {
 		return true
 	}
@@ -454,7 +457,7 @@ func (c *dfsChooser) relevant(s *simulator.Step) bool {
 	case model.FaultCrash:
 		// With no cache paused every apiserver serves the head: restarts
 		// on any of them lead to the same state, so one is enough.
-		if c.w.PausedCaches() == 0 && s.Server != 1 {
+		if !c.paused && s.Server != 1 {
 			return false
 		}
 		return c.milestone
@@ -496,7 +499,7 @@ func owner(taken, widths []int) int {
 // (informer deliveries, built-in actors, external systems), then the user,
 // then the controllers, then the clock; once the workload is done and only
 // the clock or faults could move, the faults end (settle).
-func defaultStep(steps []simulator.Step) int {
+func defaultStep(steps []model.Option) int {
 	best, bestRank := 0, 1<<30
 	for i := range steps {
 		r := rank(&steps[i])
@@ -507,7 +510,7 @@ func defaultStep(steps []simulator.Step) int {
 	return best
 }
 
-func rank(s *simulator.Step) int {
+func rank(s *model.Option) int {
 	switch s.Class {
 	case model.StepFault:
 		return 100

@@ -382,9 +382,6 @@ func runOne(sc *simulator.Scenario, strategy string, seed uint64, faults *model.
 	if err != nil {
 		return nil, err
 	}
-	if b, ok := ch.(binder); ok {
-		b.bind(w)
-	}
 	return w.Run()
 }
 

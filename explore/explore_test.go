@@ -25,7 +25,7 @@ func lookup(t testing.TB, name string) *simulator.Scenario {
 func drain(c model.Chooser, kind model.ChoiceKind, ns []int) []int {
 	out := make([]int, len(ns))
 	for i, n := range ns {
-		out[i] = c.Choose(kind, n)
+		out[i] = c.Choose(model.Decision{Kind: kind, Options: make([]model.Option, n)})
 	}
 	return out
 }
@@ -63,7 +63,7 @@ func TestRandomIsUniformUnbound(t *testing.T) {
 	c := Random(3)
 	var counts [4]int
 	for i := 0; i < 40000; i++ {
-		counts[c.Choose(model.ChooseStep, 4)]++
+		counts[c.Choose(decide(4))]++
 	}
 	for v, n := range counts {
 		if n < 9000 || n > 11000 {
@@ -76,9 +76,9 @@ func TestRandomIsUniformUnbound(t *testing.T) {
 // is enabled: with the same alternatives it always answers the same.
 func TestPCTDepthOneIsAFixedPriorityOrder(t *testing.T) {
 	c := PCT(11, 1, 100)
-	first := c.Choose(model.ChooseStep, 5)
+	first := c.Choose(decide(5))
 	for i := 0; i < 50; i++ {
-		if got := c.Choose(model.ChooseStep, 5); got != first {
+		if got := c.Choose(decide(5)); got != first {
 			t.Fatalf("choice %d: %d, want the top priority %d every time", i, got, first)
 		}
 	}
@@ -86,7 +86,7 @@ func TestPCTDepthOneIsAFixedPriorityOrder(t *testing.T) {
 	c = PCT(11, 4, 20)
 	seen := map[int]bool{}
 	for i := 0; i < 40; i++ {
-		seen[c.Choose(model.ChooseStep, 5)] = true
+		seen[c.Choose(decide(5))] = true
 	}
 	if len(seen) < 2 {
 		t.Errorf("PCT depth 4 over 20 steps never changed its top position: %v", seen)
@@ -258,4 +258,9 @@ func hiddenStateScenario(t testing.TB) *simulator.Scenario {
 		})
 	}
 	return sc
+}
+
+// decide is a step decision among n ordinary options.
+func decide(n int) model.Decision {
+	return model.Decision{Kind: model.ChooseStep, Options: make([]model.Option, n)}
 }

@@ -3,8 +3,6 @@ package explore
 import (
 	"testing"
 
-	"github.com/opcheck/opcheck/model"
-
 	"github.com/opcheck/opcheck/targets/casskop"
 	"github.com/opcheck/opcheck/targets/zookeeper"
 )
@@ -24,16 +22,16 @@ func FuzzCasskopFixed(f *testing.F) { Fuzz(f, casskop.Scenario(casskop.Fixed)) }
 func TestFuzzChooserMapping(t *testing.T) {
 	plain := FuzzChooser(FuzzInput(3, 42))
 	steered := FuzzChooser(append(FuzzInput(3, 42), 3, 7))
-	if got := steered.Choose(model.ChooseStep, 5); got != 3 {
+	if got := steered.Choose(decide(5)); got != 3 {
 		t.Errorf("steering byte 3 over 5 steps chose %d", got)
 	}
-	if got := steered.Choose(model.ChooseStep, 5); got != 2 {
+	if got := steered.Choose(decide(5)); got != 2 {
 		t.Errorf("steering byte 7 over 5 steps chose %d, want 7 %% 5", got)
 	}
-	plain.Choose(model.ChooseStep, 5)
-	plain.Choose(model.ChooseStep, 5)
+	plain.Choose(decide(5))
+	plain.Choose(decide(5))
 	for i := 0; i < 20; i++ {
-		if a, b := plain.Choose(model.ChooseStep, 9), steered.Choose(model.ChooseStep, 9); a != b {
+		if a, b := plain.Choose(decide(9)), steered.Choose(decide(9)); a != b {
 			t.Fatalf("choice %d after the steering bytes: %d unsteered, %d steered", i+3, a, b)
 		}
 	}
@@ -43,7 +41,7 @@ func TestFuzzChooserMapping(t *testing.T) {
 	// Short inputs are padded: no panic, and the empty input is seed 0.
 	a, b := FuzzChooser(nil), FuzzChooser(FuzzInput(0, 0))
 	for i := 0; i < 20; i++ {
-		if x, y := a.Choose(model.ChooseData, 1000), b.Choose(model.ChooseData, 1000); x != y {
+		if x, y := a.Choose(decide(1000)), b.Choose(decide(1000)); x != y {
 			t.Fatalf("empty input and FuzzInput(0, 0) differ at draw %d", i)
 		}
 	}

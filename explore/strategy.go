@@ -5,18 +5,17 @@ import (
 	"math/rand/v2"
 
 	"github.com/opcheck/opcheck/model"
-	"github.com/opcheck/opcheck/simulator"
 )
 
 // Strategy names accepted by Options.Strategy and the CLI's -strategy.
 const (
-	// StrategyRandom: Random, bound to the world (fault coin).
+	// StrategyRandom: Random (fault coin).
 	StrategyRandom = "random"
-	// StrategyUniform: Random unbound, every alternative equally likely,
+	// StrategyUniform: Uniform, every alternative equally likely,
 	// faults included. Kept as the baseline the fault coin is measured
 	// against.
 	StrategyUniform = "uniform"
-	// StrategyPCT: PCT, bound to the world (fault coin).
+	// StrategyPCT: PCT (fault coin).
 	StrategyPCT = "pct"
 	// StrategyExhaustive: the bounded depth-first search of exhaustive.go.
 	// It is not a per-schedule chooser: Explore runs it as a whole.
@@ -52,10 +51,6 @@ func mix(z uint64) uint64 {
 	return z ^ (z >> 31)
 }
 
-// binder is a chooser that looks at the enabled steps of the world it
-// drives (Explore binds it after NewWorld, before Run).
-type binder interface{ bind(w *simulator.World) }
-
 // faultCoin separates fault steps (actor model.ActorFault: crashes, cache
 // pauses and resumes, drops, evictions, the settle decision) from ordinary
 // steps. Uniform choice over all alternatives spends the whole fault budget
@@ -63,23 +58,19 @@ type binder interface{ bind(w *simulator.World) }
 // faults; the coin instead takes a fault step with probability rate, drawn
 // once per schedule from faultRates.
 type faultCoin struct {
-	w    *simulator.World
 	rate float64
+	// off makes every option count as ordinary (strategy "uniform").
+	off bool
 }
 
-// split returns the indices of the ordinary and the fault steps among the
-// n alternatives, or ok=false when the chooser is unbound or the world's
-// enabled list does not match n.
-func (c *faultCoin) split(n int, ord, flt []int) ([]int, []int, bool) {
-	if c.w == nil {
+// split returns the indices of the ordinary and the fault options of d,
+// or ok=false when the coin is off.
+func (c *faultCoin) split(d *model.Decision, ord, flt []int) ([]int, []int, bool) {
+	if c.off {
 		return nil, nil, false
 	}
-	steps := c.w.Enabled()
-	if len(steps) != n {
-		return nil, nil, false
-	}
-	for i := range steps {
-		if steps[i].Actor == model.ActorFault {
+	for i := range d.Options {
+		if d.Options[i].Actor == model.ActorFault {
 			flt = append(flt, i)
 		} else {
 			ord = append(ord, i)
@@ -88,15 +79,22 @@ func (c *faultCoin) split(n int, ord, flt []int) ([]int, []int, bool) {
 	return ord, flt, true
 }
 
-// Random returns a Chooser seeded with seed. On its own it picks every
-// alternative uniformly at random (strategy "uniform"). Explore binds it to
-// the world of the run (strategy "random"): then a step choice first tosses
-// the fault coin (probability drawn per schedule from 1/2 to 1/256) to pick
-// between fault steps and ordinary steps, and then picks uniformly within
-// that group. The same seed gives the same choices.
+// Random returns the Chooser of strategy "random" seeded with seed: a step
+// choice first tosses the fault coin (probability drawn per schedule from
+// 1/2 to 1/256) to pick between the fault options and the ordinary ones
+// (model.Option.Actor), and then picks uniformly within that group. The
+// same seed gives the same choices.
 func Random(seed uint64) model.Chooser {
 	r := newRand(seed)
 	return &random{r: r, coin: faultCoin{rate: faultRates[r.IntN(len(faultRates))]}}
+}
+
+// Uniform returns the Chooser of strategy "uniform": Random's stream with
+// the coin off, every option equally likely, faults included.
+func Uniform(seed uint64) model.Chooser {
+	c := Random(seed).(*random)
+	c.coin.off = true
+	return c
 }
 
 type random struct {
@@ -105,11 +103,10 @@ type random struct {
 	ord, flt []int
 }
 
-func (c *random) bind(w *simulator.World) { c.coin.w = w }
-
-func (c *random) Choose(kind model.ChoiceKind, n int) int {
-	if kind == model.ChooseStep {
-		ord, flt, ok := c.coin.split(n, c.ord[:0], c.flt[:0])
+func (c *random) Choose(d model.Decision) int {
+	n := len(d.Options)
+	if d.Kind == model.ChooseStep {
+		ord, flt, ok := c.coin.split(&d, c.ord[:0], c.flt[:0])
 		c.ord, c.flt = ord, flt
 		if ok && len(ord) > 0 && len(flt) > 0 {
 			if c.r.Float64() < c.coin.rate {
@@ -133,11 +130,11 @@ func (c *random) Choose(kind model.ChoiceKind, n int) int {
 // change points are drawn uniformly from [1, maxSteps]; at the k-th step
 // choice, if k is the i-th change point, the position just chosen gets
 // priority i (below every initial priority), so another position takes
-// over. Server and data choices are uniform.
+// over.
 //
-// When Explore binds it to the world, fault steps are decided by the fault
+// Fault steps (the fault options of the decision) are decided by the fault
 // coin as in Random (uniform among the fault steps) and priorities order
-// the ordinary steps only; unbound, faults are positions like any other.
+// the ordinary steps only.
 //
 // The adaptation differs from the paper: a position is not a stable actor
 // (a controller that stops being enabled shifts the positions after it),
@@ -170,13 +167,12 @@ type pct struct {
 	ord, flt []int
 }
 
-func (c *pct) bind(w *simulator.World) { c.coin.w = w }
-
-func (c *pct) Choose(kind model.ChoiceKind, n int) int {
-	if kind != model.ChooseStep {
+func (c *pct) Choose(d model.Decision) int {
+	n := len(d.Options)
+	if d.Kind != model.ChooseStep {
 		return c.r.IntN(n)
 	}
-	ord, flt, ok := c.coin.split(n, c.ord[:0], c.flt[:0])
+	ord, flt, ok := c.coin.split(&d, c.ord[:0], c.flt[:0])
 	c.ord, c.flt = ord, flt
 	if ok && len(flt) > 0 && (len(ord) == 0 || c.r.Float64() < c.coin.rate) {
 		return flt[c.r.IntN(len(flt))]
@@ -217,14 +213,13 @@ func (c *pct) fresh() int {
 	}
 }
 
-// NewChooser returns the chooser of one schedule of a strategy. Explore
-// binds "random" and "pct" choosers to the world of the run.
+// NewChooser returns the chooser of one schedule of a strategy.
 func NewChooser(strategy string, seed uint64) (model.Chooser, error) {
 	switch strategy {
 	case "", StrategyRandom:
 		return Random(seed), nil
 	case StrategyUniform:
-		return &unbound{Random(seed)}, nil
+		return Uniform(seed), nil
 	case StrategyPCT:
 		return PCT(seed, DefaultPCTDepth, DefaultPCTSteps), nil
 	case StrategyExhaustive:
@@ -232,6 +227,3 @@ func NewChooser(strategy string, seed uint64) (model.Chooser, error) {
 	}
 	return nil, fmt.Errorf("unknown strategy %q: use %q, %q, %q or %q", strategy, StrategyExhaustive, StrategyRandom, StrategyPCT, StrategyUniform)
 }
-
-// unbound hides bind so the chooser stays uniform.
-type unbound struct{ model.Chooser }

@@ -12,16 +12,13 @@ import (
 type ChoiceKind uint8
 
 const (
-	// ChooseStep picks which enabled step runs next (actor, fault or clock).
+	// ChooseStep picks which enabled step runs next (actor, fault or clock):
+	// the only decision the simulator asks. Which apiserver a restarted
+	// controller talks to is part of the crash step chosen (Option.Server).
 	ChooseStep ChoiceKind = iota + 1
-	// ChooseServer picks the apiserver a (re)started controller connects to.
-	ChooseServer
-	// ChooseData picks a value for a workload or external system (fuzzing,
-	// generated workloads).
-	ChooseData
 )
 
-var choiceKindNames = [...]string{ChooseStep: "step", ChooseServer: "server", ChooseData: "data"}
+var choiceKindNames = [...]string{ChooseStep: "step"}
 
 func (k ChoiceKind) String() string {
 	if int(k) < len(choiceKindNames) && choiceKindNames[k] != "" {
@@ -37,14 +34,54 @@ func ParseChoiceKind(s string) (ChoiceKind, error) {
 			return ChoiceKind(k), nil
 		}
 	}
-	return 0, fmt.Errorf("unknown choice kind %q (want one of step, server, data)", s)
+	return 0, fmt.Errorf("unknown choice kind %q (want step)", s)
 }
 
-// Chooser makes every nondeterministic decision of a run. Choose returns a
-// value in [0, n); n is always >= 1. Random, PCT, exhaustive search, fuzzing
-// and replay are all Choosers.
+// Decision is one nondeterministic decision of a run, as data: what kind
+// of decision it is, the options (the enabled steps, in the simulator's
+// fixed order), what happened since the previous decision, and the state
+// fingerprint of the world at this point. A chooser decides from these and
+// its own state alone.
+type Decision struct {
+	Kind ChoiceKind
+	// Options has at least one element.
+	Options []Option
+	// Since holds the events recorded since the previous decision (all of
+	// them at the first): the writes, workload milestones and faults the
+	// chooser may react to. Do not keep or modify it.
+	Since []Event
+	// Fingerprint returns the fingerprint of the world's state at this
+	// decision (what decides its future), or false when it has none (a
+	// reconcile is in flight, a property monitor keeps state it cannot
+	// hash). It is computed on demand: asking costs a hash of the world.
+	Fingerprint func() (uint64, bool)
+}
+
+// Option is one alternative of a decision: an enabled step.
+type Option struct {
+	Actor Actor
+	Class StepClass
+	// Fault is the fault the step injects (0 for none).
+	Fault FaultKind
+	// Kind is the resource type a stale or drop fault concerns.
+	Kind string
+	// Server is the apiserver a crash restarts the controller on.
+	Server int
+	// Label names the step in traces, e.g. "deliver Pod".
+	Label string
+}
+
+// Prune is the answer of a chooser that ends the run here without a
+// verdict (an explorer that already explored this state). The run records
+// no choice for it.
+const Prune = -1
+
+// Chooser makes every nondeterministic decision of a run: Choose returns
+// the index of the option taken, in [0, len(d.Options)), or Prune. Random,
+// PCT, exhaustive search, fuzzing and replay are all Choosers, and so is a
+// strategy of a user's own.
 type Chooser interface {
-	Choose(kind ChoiceKind, n int) int
+	Choose(d Decision) int
 }
 
 // Choice is one recorded decision: out of N alternatives of Kind, Value was
@@ -88,14 +125,19 @@ type Recorder struct {
 	Choices []Choice
 }
 
-// Choose asks the inner chooser and records the answer. An answer out of
-// range is a bug of the inner chooser and panics.
-func (r *Recorder) Choose(kind ChoiceKind, n int) int {
-	v := r.Inner.Choose(kind, n)
-	if v < 0 || v >= n {
-		panic(fmt.Sprintf("model: chooser returned %d for %s with %d alternatives", v, kind, n))
+// Choose asks the inner chooser and records the answer (Prune is passed on
+// and not recorded). An answer out of range is a bug of the inner chooser
+// and panics.
+func (r *Recorder) Choose(d Decision) int {
+	n := len(d.Options)
+	v := r.Inner.Choose(d)
+	if v == Prune {
+		return Prune
 	}
-	r.Choices = append(r.Choices, Choice{Kind: kind, N: n, Value: v})
+	if v < 0 || v >= n {
+		panic(fmt.Sprintf("model: chooser returned %d for %s with %d alternatives", v, d.Kind, n))
+	}
+	r.Choices = append(r.Choices, Choice{Kind: d.Kind, N: n, Value: v})
 	return v
 }
 
@@ -113,7 +155,8 @@ type Sequence struct {
 }
 
 // Choose implements Chooser.
-func (s *Sequence) Choose(kind ChoiceKind, n int) int {
+func (s *Sequence) Choose(d Decision) int {
+	kind, n := d.Kind, len(d.Options)
 	if s.pos < len(s.Choices) {
 		c := s.Choices[s.pos]
 		if !s.Diverged && (c.Kind != kind || c.N != n) {
@@ -128,7 +171,7 @@ func (s *Sequence) Choose(kind ChoiceKind, n int) int {
 		return v % n
 	}
 	if s.Then != nil {
-		return s.Then.Choose(kind, n)
+		return s.Then.Choose(d)
 	}
 	return 0
 }
@@ -144,7 +187,8 @@ type Values struct {
 }
 
 // Choose implements Chooser.
-func (v *Values) Choose(_ ChoiceKind, n int) int {
+func (v *Values) Choose(d Decision) int {
+	n := len(d.Options)
 	if v.pos >= len(v.Vals) {
 		return 0
 	}

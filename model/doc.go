@@ -1,5 +1,5 @@
 // Package model is the vocabulary every other opcheck package speaks: the
-// choice stream (Chooser, ChoiceKind, Choice), the history (Event, Op, Actor),
+// choice stream (Decision, Option, Chooser, ChoiceKind, Choice), the history (Event, Op, Actor),
 // store revisions, fault kinds and the logical clock.
 //
 // What it models: a run of a simulated cluster as a sequence of events, each

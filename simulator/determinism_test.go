@@ -20,7 +20,7 @@ func newRandomChooser(seed uint64) *randomChooser {
 	return &randomChooser{r: rand.New(rand.NewPCG(seed, 0x6f70636865636b))}
 }
 
-func (c *randomChooser) Choose(_ model.ChoiceKind, n int) int { return c.r.IntN(n) }
+func (c *randomChooser) Choose(d model.Decision) int { return c.r.IntN(len(d.Options)) }
 
 // runFingerprint is what must be byte-identical between two runs fed the
 // same choices: the history lines and every event's object as JSON.

@@ -33,7 +33,10 @@
 // actors (StatefulSet controller, kubelet, PVC protection, garbage
 // collector, namespace controller) and a scenario's external systems take
 // steps of their own.
-// Every nondeterministic decision is one ChooseStep of the model.Chooser;
+// Every nondeterministic decision is one ChooseStep of the model.Chooser,
+// asked as a model.Decision (the enabled steps as options, the events
+// since the previous decision, the state fingerprint); a chooser may answer
+// model.Prune to end the run without a verdict;
 // faults (crash-restart on apiserver k, paused cache, dropped intermediate
 // event, pod eviction) are steps within the scenario's budget, followed by
 // a fair settle phase in which liveness is judged; the first moment after

@@ -92,6 +92,7 @@ func NewWorld(sc *Scenario, chooser model.Chooser, opts RunOptions) (w *World, e
 	}
 	w.peek = w.Client("peek", 1, true)
 	w.peek.silent = true
+	w.fingerprint = w.StateHash
 	w.keepGoing = opts.KeepGoing
 	w.monitor = properties.NewRun(sc.Properties...)
 	w.monitor.State().UseScheme(sc.Scheme)
@@ -189,8 +190,9 @@ func (w *World) loop() {
 			i = w.turn % len(steps)
 			w.turn++
 		} else {
-			i = w.recorder.Choose(model.ChooseStep, len(steps))
-			if w.stopped {
+			i = w.recorder.Choose(w.decision(steps))
+			if i == model.Prune {
+				w.stopped, w.pruned = true, true
 				break // the chooser pruned this schedule
 			}
 		}
@@ -640,4 +642,19 @@ func (h *Host) cachedSteps(w *World, inf *informer) *informerSteps {
 	}
 	h.infSteps[inf] = st
 	return st
+}
+
+// decision describes the choice among steps as data for the chooser: the
+// options, the events since the previous decision, and the state
+// fingerprint on demand.
+func (w *World) decision(steps []Step) model.Decision {
+	opts := w.options[:0]
+	for i := range steps {
+		st := &steps[i]
+		opts = append(opts, model.Option{Actor: st.Actor, Class: st.Class, Fault: st.Fault, Kind: st.Kind, Server: st.Server, Label: st.Label})
+	}
+	w.options = opts
+	since := w.History.Events[w.decided:]
+	w.decided = len(w.History.Events)
+	return model.Decision{Kind: model.ChooseStep, Options: opts, Since: since, Fingerprint: w.fingerprint}
 }

@@ -35,11 +35,11 @@ type ScriptChooser struct {
 func (s *ScriptChooser) Done() bool { return s.pos >= len(s.Script) }
 
 // Choose implements model.Chooser.
-func (s *ScriptChooser) Choose(kind model.ChoiceKind, n int) int {
-	if kind != model.ChooseStep || s.World == nil {
+func (s *ScriptChooser) Choose(d model.Decision) int {
+	if d.Kind != model.ChooseStep || s.World == nil {
 		return 0
 	}
-	steps := s.World.Enabled()
+	steps := d.Options
 	if s.pos < len(s.Script) && s.ready() {
 		want := s.Script[s.pos].Label
 		for i := range steps {

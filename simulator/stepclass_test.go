@@ -18,8 +18,9 @@ type classChecker struct {
 	seen map[model.StepClass]bool
 }
 
-func (c *classChecker) Choose(kind model.ChoiceKind, n int) int {
-	if c.w != nil && kind == model.ChooseStep {
+func (c *classChecker) Choose(d model.Decision) int {
+	n := len(d.Options)
+	if c.w != nil && d.Kind == model.ChooseStep {
 		for _, s := range c.w.Enabled() {
 			c.seen[s.Class] = true
 			if msg := classMismatch(s); msg != "" {

@@ -92,6 +92,9 @@ type World struct {
 
 	contentHashes map[client.Object]uint64
 	pruned        bool
+	options       []model.Option // the current decision's options (reused)
+	decided       int            // events recorded before the current decision
+	fingerprint   func() (uint64, bool)
 	untilRev      model.Revision // store revision+1 at which Until last failed
 	until         untilMemo      // the kinds Until read, to ask it again only when they change
 	pauseSteps    []Step         // the stale-fault steps, built once
@@ -167,11 +170,7 @@ func (w *World) Enabled() []Step { return w.buf }
 // PausedCaches is the number of watch caches paused by a stale fault.
 func (w *World) PausedCaches() int { return len(w.paused) }
 
-// Stop ends the run before the next step: an explorer prunes a schedule
-// whose state it has already explored. No liveness verdict is given.
-func (w *World) Stop() { w.stopped, w.pruned = true, true }
-
-// Pruned reports whether the run was ended by Stop.
+// Pruned reports whether the chooser ended the run (model.Prune).
 func (w *World) Pruned() bool { return w.pruned }
 
 // Writes counts the events that changed the store or touched an external

@@ -99,7 +99,7 @@ const validTrace = `opcheck-trace v1
 scenario zookeeper/buggy
 opcheck v0.1.0
 faults crashes=1 stale=0 drops=0 evictions=0
-choices step:3/7 step:0/5 server:1/2
+choices step:3/7 step:0/5 step:1/2
 # a comment
 event user Create ConfigMap default/zk -> rv=2 added (apiserver-1) t=0s #1
 event controller/zk Get ConfigMap default/zk -> rv=2 (apiserver-2, cache at rev 1, stale) t=1s #2

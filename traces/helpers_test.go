@@ -66,7 +66,7 @@ func sampleChoices() []model.Choice {
 	for i := 0; i < 45; i++ {
 		cs = append(cs, model.Choice{Kind: model.ChooseStep, N: 7, Value: i % 7})
 	}
-	cs = append(cs, model.Choice{Kind: model.ChooseServer, N: 2, Value: 1}, model.Choice{Kind: model.ChooseData, N: 100, Value: 42})
+	cs = append(cs, model.Choice{Kind: model.ChooseStep, N: 2, Value: 1}, model.Choice{Kind: model.ChooseStep, N: 100, Value: 42})
 	return cs
 }
 

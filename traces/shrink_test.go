@@ -103,7 +103,7 @@ func TestShrinkPrefersFewerEvents(t *testing.T) {
 		}
 		return tr, bad
 	}
-	start := []model.Choice{{Kind: model.ChooseData, N: 3, Value: 1}, {Kind: model.ChooseData, N: 3, Value: 2}, {Kind: model.ChooseData, N: 3, Value: 1}}
+	start := []model.Choice{{Kind: model.ChooseStep, N: 3, Value: 1}, {Kind: model.ChooseStep, N: 3, Value: 2}, {Kind: model.ChooseStep, N: 3, Value: 1}}
 	orig, _ := run(start)
 	got, stats := Shrink(orig, run)
 	if fmt.Sprint(values(got.Choices)) != "[2]" || len(got.Events) != 1 || stats.AfterEvents != 1 || stats.BeforeEvents != 21 {
