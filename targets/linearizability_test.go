@@ -39,7 +39,7 @@ func TestLinearizableQuorumSelfCheck(t *testing.T) {
 		t.Run(sc.Name, func(t *testing.T) {
 			t.Parallel()
 			for i := 0; i < n; i++ {
-				res, err := simulator.Run(sc, explore.Random(uint64(i)), simulator.RunOptions{KeepGoing: true})
+				res, err := simulator.Run(sc, explore.Uniform(uint64(i)), simulator.RunOptions{KeepGoing: true})
 				if err != nil {
 					t.Fatal(err)
 				}

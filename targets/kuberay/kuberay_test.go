@@ -193,7 +193,7 @@ func ptrTo[T any](v T) *T { return &v }
 // another order (KnownNondeterminism).
 func TestSameChoicesSameWrites(t *testing.T) {
 	writes := func() []string {
-		res, err := simulator.Run(Scenario(Lifecycle), explore.Random(3), simulator.RunOptions{KeepGoing: true})
+		res, err := simulator.Run(Scenario(Lifecycle), explore.Uniform(3), simulator.RunOptions{KeepGoing: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -224,14 +224,14 @@ func TestSameChoicesSameWrites(t *testing.T) {
 func TestExpectationTimeoutNeedsWallClockOnLogicalClock(t *testing.T) {
 	sc := Scenario(Scale)
 	sc.SyncWallClock = false
-	plain, err := simulator.Run(sc, explore.Random(2), simulator.RunOptions{})
+	plain, err := simulator.Run(sc, explore.Uniform(2), simulator.RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(plain.Violations) == 0 || plain.Violations[0].Property != "RayClusterConverges" {
 		t.Fatalf("unsynced run: %v, want the RayClusterConverges artifact", plain.Violations)
 	}
-	res, err := simulator.Run(Scenario(Scale), explore.Random(2), simulator.RunOptions{})
+	res, err := simulator.Run(Scenario(Scale), explore.Uniform(2), simulator.RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
