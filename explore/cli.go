@@ -185,6 +185,7 @@ func (c *cli) check(args []string, stdout, stderr io.Writer) int {
 	stale := fs.Int("stale", 0, "paused watch cache budget (default: the scenario's)")
 	drops := fs.Int("drops", 0, "dropped watch event budget (default: the scenario's)")
 	evictions := fs.Int("evictions", 0, "pod eviction budget (default: the scenario's)")
+	expiries := fs.Int("expiries", 0, "watch expiry (410 Gone, relist) budget (default: the scenario's)")
 	out := fs.String("out", "opcheck-out", "directory for the trace files of violations")
 	jsonOut := fs.Bool("json", false, "print one JSON object per scenario on stdout instead of the table")
 	shard := fs.String("shard", "0/1", "run shard I of N: the schedules i with i % N == I")
@@ -228,7 +229,7 @@ func (c *cli) check(args []string, stdout, stderr io.Writer) int {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"crashes", *crashes}, {"stale", *stale}, {"drops", *drops}, {"evictions", *evictions}} {
+	}{{"crashes", *crashes}, {"stale", *stale}, {"drops", *drops}, {"evictions", *evictions}, {"expiries", *expiries}} {
 		if set[f.name] && f.v < 0 {
 			return usageErr("-%s %d: want a budget >= 0", f.name, f.v)
 		}
@@ -249,7 +250,7 @@ func (c *cli) check(args []string, stdout, stderr io.Writer) int {
 	}
 
 	var faultFlags []string
-	for _, name := range []string{"crashes", "stale", "drops", "evictions"} {
+	for _, name := range []string{"crashes", "stale", "drops", "evictions", "expiries"} {
 		if set[name] {
 			faultFlags = append(faultFlags, "-"+name+" "+fs.Lookup(name).Value.String())
 		}
@@ -275,6 +276,9 @@ func (c *cli) check(args []string, stdout, stderr io.Writer) int {
 			}
 			if set["evictions"] {
 				b.Evictions = *evictions
+			}
+			if set["expiries"] {
+				b.Expiries = *expiries
 			}
 			opts.Faults = &b
 		}

@@ -450,7 +450,7 @@ func (c *dfsChooser) relevant(s *model.Option) bool {
 		return true
 	}
 	switch s.Fault {
-	case model.FaultStale, model.FaultDrop:
+	case model.FaultStale, model.FaultDrop, model.FaultExpire:
 		return c.kinds[s.Kind]
 	case model.FaultEvict:
 		return c.storage

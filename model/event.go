@@ -74,6 +74,7 @@ const (
 	OpPauseCache  Op = "PauseCache"
 	OpResumeCache Op = "ResumeCache"
 	OpDropEvent   Op = "DropEvent"
+	OpExpireWatch Op = "ExpireWatch" // a controller's watch answered 410 Gone: its informer relists
 	OpEvict       Op = "Evict"
 )
 

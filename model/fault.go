@@ -21,9 +21,13 @@ const (
 	FaultDrop
 	// FaultEvict deletes a pod from outside (node drain, eviction).
 	FaultEvict
+	// FaultExpire expires a controller's watch with 410 Gone: its informer
+	// relists (healing what a drop lost, and re-notifying every change
+	// since its last event).
+	FaultExpire
 )
 
-var faultNames = [...]string{FaultCrash: "crash", FaultStale: "stale", FaultDrop: "drop", FaultEvict: "evict"}
+var faultNames = [...]string{FaultCrash: "crash", FaultStale: "stale", FaultDrop: "drop", FaultEvict: "evict", FaultExpire: "expire"}
 
 func (f FaultKind) String() string {
 	if int(f) < len(faultNames) && faultNames[f] != "" {
@@ -38,6 +42,7 @@ type FaultBudget struct {
 	Stale     int
 	Drops     int
 	Evictions int
+	Expiries  int
 }
 
 // Of returns the budget for one fault kind.
@@ -51,6 +56,8 @@ func (b FaultBudget) Of(f FaultKind) int {
 		return b.Drops
 	case FaultEvict:
 		return b.Evictions
+	case FaultExpire:
+		return b.Expiries
 	}
 	return 0
 }
@@ -66,16 +73,24 @@ func (b FaultBudget) Spend(f FaultKind) FaultBudget {
 		b.Drops--
 	case FaultEvict:
 		b.Evictions--
+	case FaultExpire:
+		b.Expiries--
 	}
 	return b
 }
 
 // Total is the number of faults left.
-func (b FaultBudget) Total() int { return b.Crashes + b.Stale + b.Drops + b.Evictions }
+func (b FaultBudget) Total() int { return b.Crashes + b.Stale + b.Drops + b.Evictions + b.Expiries }
 
-// String renders the budget as "crashes=1 stale=1 drops=0 evictions=1".
+// String renders the budget as "crashes=1 stale=1 drops=0 evictions=1",
+// with " expiries=N" appended when N > 0 (so budgets without watch
+// expiries render as before).
 func (b FaultBudget) String() string {
-	return fmt.Sprintf("crashes=%d stale=%d drops=%d evictions=%d", b.Crashes, b.Stale, b.Drops, b.Evictions)
+	s := fmt.Sprintf("crashes=%d stale=%d drops=%d evictions=%d", b.Crashes, b.Stale, b.Drops, b.Evictions)
+	if b.Expiries > 0 {
+		s += fmt.Sprintf(" expiries=%d", b.Expiries)
+	}
+	return s
 }
 
 // ParseFaultBudget is the inverse of FaultBudget.String.
@@ -96,8 +111,10 @@ func ParseFaultBudget(s string) (FaultBudget, error) {
 			b.Drops = n
 		case "evictions":
 			b.Evictions = n
+		case "expiries":
+			b.Expiries = n
 		default:
-			return b, fmt.Errorf("fault budget %q: unknown fault %q (want crashes, stale, drops or evictions)", f, k)
+			return b, fmt.Errorf("fault budget %q: unknown fault %q (want crashes, stale, drops, evictions or expiries)", f, k)
 		}
 	}
 	return b, nil

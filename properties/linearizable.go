@@ -312,6 +312,7 @@ var annotatedOps = map[model.Op]string{
 	model.OpPauseCache:  "faults",
 	model.OpResumeCache: "faults",
 	model.OpDropEvent:   "faults",
+	model.OpExpireWatch: "faults",
 	model.OpEvict:       "faults",
 	model.OpSettle:      "harness",
 	model.OpQuiescent:   "harness",

@@ -12,13 +12,24 @@ import (
 	"github.com/opcheck/opcheck/model"
 )
 
-// Kubelet is every node's kubelet (and the scheduler) in one actor: it starts
-// pending pods whose claims are usable, makes running pods ready, and
-// confirms the deletion of terminating pods. Per pod at most one step is
-// enabled, the next transition of its lifecycle.
+// Kubelet is the node's kubelet: it starts pending pods bound to the node
+// (spec.nodeName set by the Scheduler) whose claims are usable, makes
+// running pods ready, and confirms the deletion of a terminating pod (a
+// delete with grace period 0) once its grace period has passed on the
+// logical clock (its deletionTimestamp); until then the pod is Terminating.
+// Per pod at most one step is enabled, the next transition of its
+// lifecycle.
 type Kubelet struct {
 	memo stepMemo
+	// next is the earliest end of a grace period still to come, for
+	// NextTimer; computed with the steps.
+	next    model.Time
+	hasNext bool
 }
+
+// NextTimer implements Timed: the clock may move to the end of the next
+// grace period.
+func (k *Kubelet) NextTimer() (model.Time, bool) { return k.next, k.hasNext }
 
 // NewKubelet returns the built-in kubelet.
 func NewKubelet() Actor { return &Kubelet{} }
@@ -32,17 +43,28 @@ func (k *Kubelet) Steps(w *World, buf []Step) []Step {
 		return out
 	}
 	from := len(buf)
+	k.hasNext = false
+	now := w.Clock.Now()
 	claimKind := w.kindOf(protoClaim)
 	for _, o := range storedList(w, w.kindOf(protoPod), "") {
 		p := o.(*corev1.Pod)
 		switch {
 		case beingDeleted(p):
-			// Containers stopped: confirm with grace period 0. A pod
-			// already confirmed waits for its finalizers.
+			// Containers stopped once the grace period is over: confirm
+			// with grace period 0. A pod already confirmed waits for its
+			// finalizers.
 			if g := p.DeletionGracePeriodSeconds; g == nil || *g > 0 {
-				buf = append(buf, kubeletConfirmStep(w, p))
+				if end := graceEnds(p); end > now {
+					if !k.hasNext || end < k.next {
+						k.next, k.hasNext = end, true
+					}
+				} else {
+					buf = append(buf, kubeletConfirmStep(w, p))
+				}
 			}
-		case p.Status.Phase == "" || p.Status.Phase == corev1.PodPending:
+		case p.Spec.NodeName == "":
+			// Not bound to the node: not the kubelet's yet.
+		case podPending(p):
 			if podClaimsUsable(w, claimKind, p) {
 				buf = append(buf, kubeletStartStep(w, p))
 			}

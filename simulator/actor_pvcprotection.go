@@ -11,8 +11,11 @@ import (
 
 // PVCProtection is the pvc-protection controller: a claim being deleted
 // keeps its kubernetes.io/pvc-protection finalizer while a pod of its
-// namespace uses it (mounts it and has not terminated; a pod being deleted
-// uses it until it is gone); then one step removes the finalizer.
+// namespace uses it: mounts it, is bound to a node (spec.nodeName set) and
+// has not terminated (phase not Succeeded or Failed); a pod being deleted
+// uses it until it is gone. A pod never scheduled does not: no kubelet
+// mounts the claim for it, and the scheduler will not bind it to a
+// terminating claim. Then one step removes the finalizer.
 type PVCProtection struct {
 	memo stepMemo
 }
@@ -54,12 +57,12 @@ func removeFinalizer(fs []string, f string) []string {
 	return out
 }
 
-// claimInUse: some pod of the claim's namespace mounts it and has not
-// terminated.
+// claimInUse: some pod of the claim's namespace mounts it, is bound to a
+// node and has not terminated.
 func claimInUse(w *World, podKind *kindInfo, pvc *corev1.PersistentVolumeClaim) bool {
 	for _, o := range storedList(w, podKind, pvc.Namespace) {
 		p := o.(*corev1.Pod)
-		if podTerminated(p) {
+		if p.Spec.NodeName == "" || podTerminated(p) {
 			continue
 		}
 		for i := range p.Spec.Volumes {

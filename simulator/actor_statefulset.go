@@ -34,11 +34,12 @@ type stepMemo struct {
 	world *World
 	store *Store
 	rev   model.Revision
+	at    model.Time // the kubelet's steps also depend on the clock
 	steps []Step
 }
 
 func (m *stepMemo) lookup(w *World, buf []Step) ([]Step, bool) {
-	if m.world == w && m.store == w.Store && m.rev == w.Store.rev && m.store != nil {
+	if m.world == w && m.store == w.Store && m.rev == w.Store.rev && m.at == w.Clock.Now() && m.store != nil {
 		return append(buf, m.steps...), true
 	}
 	return buf, false
@@ -46,7 +47,7 @@ func (m *stepMemo) lookup(w *World, buf []Step) ([]Step, bool) {
 
 // save remembers the steps appended to buf from index from on.
 func (m *stepMemo) save(w *World, buf []Step, from int) {
-	m.world, m.store, m.rev = w, w.Store, w.Store.rev
+	m.world, m.store, m.rev, m.at = w, w.Store, w.Store.rev, w.Clock.Now()
 	m.steps = append(m.steps[:0], buf[from:]...)
 }
 
@@ -90,6 +91,10 @@ func podRunningAndReady(p *corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+func podPending(p *corev1.Pod) bool {
+	return p.Status.Phase == "" || p.Status.Phase == corev1.PodPending
 }
 
 func podTerminated(p *corev1.Pod) bool {
@@ -250,6 +255,19 @@ func (c *StatefulSetController) next(w *World, sts *appsv1.StatefulSet) (Step, b
 		}
 		if podTerminated(p) && !beingDeleted(p) {
 			return c.deletePodStep(w, p, "delete terminated pod "), true
+		}
+		if !beingDeleted(p) && podPending(p) {
+			// A pending pod whose claim is gone (deleted while the pod
+			// waited) gets the claim re-created, as the real controller
+			// does for pending pods; otherwise it could never be
+			// scheduled.
+			for i := range sts.Spec.VolumeClaimTemplates {
+				t := &sts.Spec.VolumeClaimTemplates[i]
+				cn := setClaimName(t, sts, ord)
+				if _, exists := storedGet(w, claimKind, sts.Namespace, cn); !exists {
+					return c.createClaimStep(w, sts, t, cn), true
+				}
+			}
 		}
 		if beingDeleted(p) || !podRunningAndReady(p) {
 			healthy = false

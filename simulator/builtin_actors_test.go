@@ -20,11 +20,11 @@ import (
 // step: controllerFirst lets the StatefulSet controller win every race,
 // nodeFirst lets the kubelet and pvc-protection win.
 func controllerFirst() []Actor {
-	return []Actor{NewStatefulSetController(), NewKubelet(), NewPVCProtection(), NewGarbageCollector()}
+	return []Actor{NewStatefulSetController(), NewScheduler(), NewKubelet(), NewPVCProtection(), NewGarbageCollector()}
 }
 
 func nodeFirst() []Actor {
-	return []Actor{NewKubelet(), NewPVCProtection(), NewGarbageCollector(), NewStatefulSetController()}
+	return []Actor{NewScheduler(), NewKubelet(), NewPVCProtection(), NewGarbageCollector(), NewStatefulSetController()}
 }
 
 // settle runs the first enabled step of actors until none is enabled,
@@ -39,7 +39,22 @@ func settleActors(t *testing.T, w *World, actors []Actor) []string {
 			steps = a.Steps(w, steps)
 		}
 		if len(steps) == 0 {
-			return labels
+			// Nothing to do now: let the clock run to the next timer
+			// (the end of a pod's grace period), as the world does.
+			var at model.Time
+			found := false
+			for _, a := range actors {
+				if tm, ok := a.(Timed); ok {
+					if t, ok := tm.NextTimer(); ok && (!found || t < at) {
+						at, found = t, true
+					}
+				}
+			}
+			if !found {
+				return labels
+			}
+			w.Clock.AdvanceTo(at)
+			continue
 		}
 		st := steps[0]
 		n, rev := len(w.History.Events), w.Store.Revision()
@@ -345,43 +360,72 @@ func TestClaimProtectionAndTerminatingClaim(t *testing.T) {
 	}
 
 	// The pod is deleted; the controller wins the race against
-	// pvc-protection and recreates the pod over the terminating claim,
-	// which the pod now uses: both are stuck (as in a real cluster).
+	// pvc-protection and recreates the pod over the terminating claim. The
+	// new pod is never scheduled (its claim is terminating), so it does
+	// not use the claim: pvc-protection releases it, the controller
+	// re-creates the claim for its pending pod (new UID), and the pod is
+	// bound and runs.
 	oldPod := peekPod(w, "web-0").DeepCopy()
 	if err := user.Delete(ctx, oldPod.DeepCopy()); err != nil {
 		t.Fatal(err)
 	}
-	settleActors(t, w, controllerFirst())
-	p := peekPod(w, "web-0")
-	if p == nil || p.UID == oldPod.UID || (p.Status.Phase != "" && p.Status.Phase != corev1.PodPending) {
-		t.Fatalf("want a new pending web-0, got %+v", p)
-	}
-	if c := peekClaim(w, "data-web-0"); c == nil || c.UID != oldClaim.UID || c.DeletionTimestamp == nil {
-		t.Fatalf("claim should still be the terminating one: %+v", c)
-	}
-
-	// Deleting the stuck pod with the node winning the race: the claim
-	// goes, then the controller recreates an empty claim (new UID) and
-	// the pod.
-	if err := user.Delete(ctx, p.DeepCopy()); err != nil {
-		t.Fatal(err)
-	}
 	start := len(w.History.Events)
-	settleActors(t, w, nodeFirst())
+	settleActors(t, w, controllerFirst())
+	podCreate := eventIndex(w, start, isEvent(model.ActorStatefulSet, model.OpCreate, "Pod", "web-0"))
 	release := eventIndex(w, start, isEvent(model.ActorPVCProtection, model.OpUpdate, "PersistentVolumeClaim", "data-web-0"))
 	recreate := eventIndex(w, start, isEvent(model.ActorStatefulSet, model.OpCreate, "PersistentVolumeClaim", "data-web-0"))
-	if release < 0 || recreate < release || w.History.Events[release].Change != model.ChangeDeleted {
-		t.Fatalf("release at %d, recreate at %d\n%s", release, recreate, w.History.Lines())
+	bind := eventIndex(w, start, isEvent(model.ActorKubelet, model.OpUpdate, "Pod", "web-0"))
+	if podCreate < 0 || release < podCreate || w.History.Events[release].Change != model.ChangeDeleted || recreate < release || bind < recreate {
+		t.Fatalf("want pod re-created, claim released and re-created, pod bound, in that order; got %d %d %d %d\n%s", podCreate, release, recreate, bind, w.History.Lines())
 	}
 	c := peekClaim(w, "data-web-0")
 	if c == nil || c.UID == oldClaim.UID || c.DeletionTimestamp != nil {
 		t.Fatalf("want a fresh claim, got %+v", c)
 	}
-	if p := peekPod(w, "web-0"); p == nil || !podRunningAndReady(p) {
-		t.Fatalf("want web-0 running again, got %+v", p)
+	if p := peekPod(w, "web-0"); p == nil || p.UID == oldPod.UID || !podRunningAndReady(p) || p.Spec.NodeName != NodeName {
+		t.Fatalf("want a new web-0 bound and running, got %+v", p)
 	}
 	checkStatus(t, w, 1, 1)
 	t.Log("\n" + w.History.Lines())
+}
+
+// A StatefulSet deleted and re-created while its old claim is terminating
+// (deleted while the old pod still ran) does not deadlock. The issue-12
+// regression: PVC protection counted the new set's pod, never scheduled
+// because its claim was terminating, as a user of the claim, so the claim
+// never went and the pod never ran ("0 ready pods, 0 live PVCs"). A real
+// pvc-protection controller counts only pods bound to a node.
+func TestStatefulSetRecreatedWhileClaimTerminatingDoesNotDeadlock(t *testing.T) {
+	w, user := newActorTestWorld()
+	ctx := context.Background()
+	if err := user.Create(ctx, testSet(1)); err != nil {
+		t.Fatal(err)
+	}
+	settleActors(t, w, controllerFirst())
+	oldClaim, oldPod := peekClaim(w, "data-web-0").DeepCopy(), peekPod(w, "web-0").DeepCopy()
+	if err := user.Delete(ctx, oldClaim.DeepCopy()); err != nil {
+		t.Fatal(err)
+	}
+	if err := user.Delete(ctx, peekSet(w).DeepCopy()); err != nil {
+		t.Fatal(err)
+	}
+	if err := user.Create(ctx, testSet(1)); err != nil {
+		t.Fatal(err)
+	}
+	// The set's controller wins every race: the garbage collector deletes
+	// the old pod, the kubelet confirms after its grace period, and the
+	// new set creates web-0 at once, over the claim still terminating.
+	start := len(w.History.Events)
+	settleActors(t, w, controllerFirst())
+	if i := eventIndex(w, start, isEvent(model.ActorStatefulSet, model.OpCreate, "Pod", "web-0")); i < 0 || eventIndex(w, i, isEvent(model.ActorPVCProtection, model.OpUpdate, "PersistentVolumeClaim", "data-web-0")) < 0 {
+		t.Fatalf("want the new pod created before the old claim was released:\n%s", w.History.Lines())
+	}
+	c := peekClaim(w, "data-web-0")
+	p := peekPod(w, "web-0")
+	if c == nil || c.UID == oldClaim.UID || c.DeletionTimestamp != nil || p == nil || p.UID == oldPod.UID || !podRunningAndReady(p) {
+		t.Fatalf("deadlocked: claim %+v\npod %+v\n%s", c, p, w.History.Lines())
+	}
+	checkStatus(t, w, 1, 1)
 }
 
 func ownedConfigMap(name string, owners ...*corev1.ConfigMap) *corev1.ConfigMap {
@@ -625,14 +669,26 @@ func TestKubeletConfirmsOnceAndWaitsForFinalizers(t *testing.T) {
 	w, user := newActorTestWorld()
 	ctx := context.Background()
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "p", Finalizers: []string{"example.com/hold"}},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "img:1"}}}}
+		Spec: corev1.PodSpec{NodeName: NodeName, Containers: []corev1.Container{{Name: "c", Image: "img:1"}}}}
 	if err := user.Create(ctx, p); err != nil {
 		t.Fatal(err)
 	}
 	if err := user.Delete(ctx, p); err != nil {
 		t.Fatal(err)
 	}
+	// Terminating for the grace period: the kubelet has nothing to do
+	// until the clock reaches the deletionTimestamp (now + 30 s).
+	k := NewKubelet()
+	if steps := k.Steps(w, nil); len(steps) != 0 {
+		t.Fatalf("kubelet steps during the grace period: %v", steps[0].Label)
+	}
+	if at, ok := k.(Timed).NextTimer(); !ok || at != w.Clock.Now()+30*1000 {
+		t.Fatalf("kubelet timer %v %v, want the end of the grace period at %v", at, ok, w.Clock.Now()+30*1000)
+	}
 	labels := settleActors(t, w, controllerFirst())
+	if w.Clock.Now() != 30*1000 {
+		t.Fatalf("confirmed at t=%v, want after the 30 s grace period", w.Clock.Now())
+	}
 	if strings.Join(labels, ",") != "confirm delete pod default/p" {
 		t.Fatalf("steps %v", labels)
 	}

@@ -10,7 +10,9 @@
 // namespace, 403 in a terminating one: namespaces.go), resourceVersion and UID
 // preconditions (409 Conflict), metadata.generation (for the kinds that keep
 // one, bumped when deletion starts), create-on-update, the status subresource,
-// finalizers and deletionTimestamp, graceful pod deletion, the orphan and
+// finalizers and deletionTimestamp, graceful pod deletion (deletionTimestamp
+// at the end of the grace period; unscheduled or terminated pods go at
+// once), the orphan and
 // foregroundDeletion finalizers of propagation policies, and deterministic
 // UIDs, generateName suffixes and timestamps taken from counters and the
 // logical clock (model.Clock).
@@ -28,17 +30,20 @@
 // runs each controller under test, unmodified, behind its own client.Client,
 // one API call per step (the reconciler's goroutine hands control back at
 // every call); informers list from the apiserver the controller is
-// connected to and receive its watch events in delivery steps; a work queue
+// connected to and receive its watch events one event per delivery step; a work queue
 // with controller-runtime's semantics runs on the logical clock. Built-in
-// actors (StatefulSet controller, kubelet, PVC protection, garbage
+// actors (StatefulSet controller, scheduler binding pods to the one node,
+// kubelet confirming deletions after the grace period on the logical
+// clock, PVC protection counting only pods bound to the node, garbage
 // collector, namespace controller) and a scenario's external systems take
 // steps of their own.
 // Every nondeterministic decision is one ChooseStep of the model.Chooser,
 // asked as a model.Decision (the enabled steps as options, the events
 // since the previous decision, the state fingerprint); a chooser may answer
 // model.Prune to end the run without a verdict;
-// faults (crash-restart on apiserver k, paused cache, dropped intermediate
-// event, pod eviction) are steps within the scenario's budget, followed by
+// faults (crash-restart on apiserver k, paused cache, dropped watch event of
+// any type, watch expiry with 410 and relist, pod eviction) are steps
+// within the scenario's budget, followed by
 // a fair settle phase in which liveness is judged; the first moment after
 // it when every informer has caught up with the store is recorded as
 // CaughtUp. ScriptChooser and
@@ -55,7 +60,9 @@
 // or loop without API calls (the first panics, the second hangs the run),
 // MaxConcurrentReconciles above 1 (refused), the wall clock of unmodified
 // code (time.Now is not the logical clock), controller-runtime's opt-in
-// read-your-writes consistency, leader election, nodes and scheduling,
+// read-your-writes consistency, leader election, more than one node,
+// scheduling constraints (resources, affinity, taints), the Binding
+// subresource (the bind is an Update),
 // rolling updates of StatefulSets, volume binding.
 //
 // The client answers as controller-runtime's does: typed objects come back

@@ -12,26 +12,28 @@ import (
 // informer is a controller's cache of one type: it lists from its
 // apiserver's watch cache (so a restarted controller starts from whatever
 // that cache holds, stale or not), then receives the watch events that
-// cache emits, one delivery step at a time. Objects are the store's
-// immutable ones, shared; reads copy.
+// cache emits, one event per delivery step, as client-go's reflector feeds
+// its store and handlers. Objects are the store's immutable ones, shared;
+// reads copy.
 type informer struct {
 	kind    *kindInfo
 	server  *APIServer
 	cache   *WatchCache
 	rev     model.Revision
 	objects map[string]client.Object
-	// dropped marks pending events a drop fault took away: delivery skips
-	// them.
-	dropped map[*Change]bool
+	// lost: a drop fault took an event away; the objects may be wrong
+	// until the next relist (a restart, or a watch expiry with 410).
+	lost bool
 }
 
 func newInformer(k *kindInfo, server *APIServer) *informer {
-	inf := &informer{kind: k, server: server, cache: server.Cache(k), dropped: map[*Change]bool{}}
+	inf := &informer{kind: k, server: server, cache: server.Cache(k)}
 	inf.relist()
 	return inf
 }
 
-// relist replaces the informer's contents with the apiserver cache's.
+// relist replaces the informer's contents with the apiserver cache's; it
+// heals whatever drop faults made the informer lose.
 func (inf *informer) relist() {
 	inf.server.fresh(inf.cache)
 	inf.objects = make(map[string]client.Object, len(inf.cache.objects))
@@ -39,25 +41,56 @@ func (inf *informer) relist() {
 		inf.objects[key] = obj
 	}
 	inf.rev = inf.cache.rev
+	inf.lost = false
+}
+
+// relistChanges relists and returns what changed as (old, new) pairs in key
+// order, the notifications a reflector's Replace produces: an object new
+// or different in the list (old nil when new), and, with new nil, an
+// object the informer held that the list no longer has (its deletion was
+// missed).
+func (inf *informer) relistChanges() (olds, news []client.Object) {
+	before := inf.objects
+	inf.relist()
+	keys := make([]string, 0, len(before)+len(inf.objects))
+	for k := range before {
+		keys = append(keys, k)
+	}
+	for k := range inf.objects {
+		if _, ok := before[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		o, n := before[k], inf.objects[k]
+		if o == n {
+			continue
+		}
+		olds, news = append(olds, o), append(news, n)
+	}
+	return olds, news
 }
 
 // list returns the informer's objects in key order.
 func (inf *informer) list() []client.Object { return selectSorted(inf.objects, &ListOptions{}) }
 
-// pending returns the watch events the apiserver has for the informer and
-// the informer has not received. If the informer fell out of the apiserver's
-// window it relists (as a reflector does on 410) and returns nil with
-// relisted true.
-func (inf *informer) pending() (changes []*Change, relisted bool) {
+// next returns the first watch event the apiserver has for the informer
+// that it has not received. If the informer fell out of the apiserver's
+// window it must relist (as a reflector does on 410): next returns nil,
+// true.
+func (inf *informer) next() (c *Change, mustRelist bool) {
 	ch, err := inf.server.Watch(inf.cache, inf.rev)
 	if err != nil {
 		if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
-			inf.relist()
 			return nil, true
 		}
 		panic(err)
 	}
-	return ch, false
+	if len(ch) == 0 {
+		return nil, false
+	}
+	return ch[0], false
 }
 
 // apply receives one watch event and returns the object's previous state.
@@ -73,7 +106,10 @@ func (inf *informer) apply(c *Change) client.Object {
 }
 
 // skip loses one watch event: the informer moves past it without seeing it.
-func (inf *informer) skip(c *Change) { inf.rev = c.Rev }
+func (inf *informer) skip(c *Change) {
+	inf.rev = c.Rev
+	inf.lost = true
+}
 
 func (inf *informer) read(namespace, name string) (client.Object, model.Revision, bool, error) {
 	key := objectKey(inf.kind, namespace, name)
@@ -101,25 +137,4 @@ func (inf *informer) hasPending() bool {
 	inf.server.fresh(inf.cache)
 	changes := inf.server.store.table(inf.kind).changes[:inf.cache.next]
 	return len(changes) > 0 && changes[len(changes)-1].Rev > inf.rev
-}
-
-// droppable returns the first pending event that a later pending event of
-// the same object supersedes, and that is not dropped already: the events a
-// drop fault may take away.
-func (inf *informer) droppable() *Change {
-	inf.server.fresh(inf.cache)
-	changes := inf.server.store.table(inf.kind).changes[:inf.cache.next]
-	i := sort.Search(len(changes), func(i int) bool { return changes[i].Rev > inf.rev })
-	pending := changes[i:]
-	for a, c := range pending {
-		if inf.dropped[c] {
-			continue
-		}
-		for _, later := range pending[a+1:] {
-			if later.Key == c.Key {
-				return c
-			}
-		}
-	}
-	return nil
 }

@@ -101,7 +101,7 @@ func NewWorld(sc *Scenario, chooser model.Chooser, opts RunOptions) (w *World, e
 		return nil, fmt.Errorf("scenario %q: %w", sc.Name, err)
 	}
 	if !sc.NoBuiltins {
-		w.actors = append(w.actors, NewStatefulSetController(), NewKubelet(), NewPVCProtection(), NewGarbageCollector(), NewNamespaceController())
+		w.actors = append(w.actors, NewStatefulSetController(), NewScheduler(), NewKubelet(), NewPVCProtection(), NewGarbageCollector(), NewNamespaceController())
 	}
 	if sc.Actors != nil {
 		w.actors = append(w.actors, sc.Actors(w)...)
@@ -186,9 +186,16 @@ func (w *World) loop() {
 		var i int
 		if w.settling {
 			// Fair turns: no choice is spent; every enabled step gets its
-			// turn in rotation.
-			i = w.turn % len(steps)
-			w.turn++
+			// turn in rotation, except that pending watch events are
+			// delivered first: an informer drains a burst of events far
+			// faster than a reconcile runs. (Reconciles between single
+			// deliveries are explored in the fault phase.)
+			if d := firstDelivery(steps); d >= 0 {
+				i = d
+			} else {
+				i = w.turn % len(steps)
+				w.turn++
+			}
 		} else {
 			i = w.recorder.Choose(w.decision(steps))
 			if i == model.Prune {
@@ -232,13 +239,23 @@ func (w *World) noteCaughtUp() {
 	}
 	for _, h := range w.hosts {
 		for _, inf := range h.informers {
-			if inf.hasPending() {
+			if inf.lost || inf.hasPending() {
 				return
 			}
 		}
 	}
 	w.caughtUp = true
 	w.record(model.ActorFault, model.OpCaughtUp, "", "", "", "every informer at revision "+w.Store.rev.String())
+}
+
+// firstDelivery is the index of the first watch delivery step, or -1.
+func firstDelivery(steps []Step) int {
+	for i := range steps {
+		if steps[i].Class == model.StepDeliver {
+			return i
+		}
+	}
+	return -1
 }
 
 // cleanup unwinds every reconcile still in flight so no goroutine outlives
@@ -348,6 +365,12 @@ func (w *World) enabledSteps() []Step {
 		for _, inf := range h.informers {
 			if inf.hasPending() {
 				buf = append(buf, h.cachedSteps(w, inf).deliver)
+			} else if inf.lost && w.settling {
+				// The faults are over: the watch of an informer that
+				// lost events expires and it relists, so liveness is not
+				// judged on a cache a fault left wrong for good.
+				h, inf := h, inf
+				buf = append(buf, Step{Actor: h.actor, Class: model.StepDeliver, Label: "relist " + inf.kind.gvk.Kind, Run: func() { w.relist(h, inf, "lost events: watch expired (410), relisted") }})
 			}
 		}
 	}
@@ -475,26 +498,38 @@ func (w *World) tick(at model.Time) {
 	w.record(model.ActorClock, model.OpTick, "", "", "", "")
 }
 
-// deliver hands the informer every watch event its apiserver has for it.
+// deliver hands the informer the next watch event its apiserver has for
+// it, one event per step as client-go delivers them, so that every
+// intermediate state (a pod Terminating, then gone) reaches the handlers
+// and the reconciler can read it in between. An informer that fell out of
+// the apiserver's window relists instead (410 Gone).
 func (w *World) deliver(h *Host, inf *informer) {
-	changes, relisted := inf.pending()
-	if relisted {
-		for _, obj := range inf.list() {
-			h.handle(inf.kind, nil, obj)
-		}
-		w.Record(model.Event{Actor: h.actor, Op: model.OpDeliver, Kind: inf.kind.gvk.Kind, Server: h.server.ID, ReadRev: inf.rev, HeadRev: w.Store.rev, Detail: "watch expired (410): relisted"})
+	c, mustRelist := inf.next()
+	if mustRelist {
+		w.relist(h, inf, "watch expired (410): relisted")
 		return
 	}
-	for _, c := range changes {
-		if inf.dropped[c] {
-			inf.skip(c)
-			delete(inf.dropped, c)
-			continue
-		}
-		old := inf.apply(c)
-		h.handle(inf.kind, old, c.Object)
+	if c == nil {
+		return
 	}
-	w.Record(model.Event{Actor: h.actor, Op: model.OpDeliver, Kind: inf.kind.gvk.Kind, Server: h.server.ID, ReadRev: inf.rev, HeadRev: w.Store.rev, Detail: strconv.Itoa(len(changes)) + " events"})
+	old := inf.apply(c)
+	h.handle(inf.kind, old, c.Object)
+	w.Record(model.Event{Actor: h.actor, Op: model.OpDeliver, Kind: inf.kind.gvk.Kind, Namespace: c.Object.GetNamespace(), Name: c.Object.GetName(), Rev: c.Rev, Server: h.server.ID, ReadRev: inf.rev, HeadRev: w.Store.rev, Detail: c.Type.String()})
+}
+
+// relist replaces the informer's contents with its apiserver's list and
+// notifies the handlers of every difference, deletions it missed included.
+func (w *World) relist(h *Host, inf *informer, why string) {
+	olds, news := inf.relistChanges()
+	for i := range olds {
+		switch {
+		case news[i] == nil:
+			h.handle(inf.kind, olds[i], olds[i]) // a deletion the informer missed
+		default:
+			h.handle(inf.kind, olds[i], news[i])
+		}
+	}
+	w.Record(model.Event{Actor: h.actor, Op: model.OpDeliver, Kind: inf.kind.gvk.Kind, Server: h.server.ID, ReadRev: inf.rev, HeadRev: w.Store.rev, Detail: why + "; " + strconv.Itoa(len(olds)) + " changed"})
 }
 
 // faultSteps appends the faults the budget still allows.
@@ -531,9 +566,17 @@ func (w *World) faultSteps(buf []Step) []Step {
 	if b.Drops > 0 {
 		for _, h := range w.hosts {
 			for _, inf := range h.informers {
-				if inf.droppable() != nil {
+				if inf.hasPending() {
 					buf = append(buf, h.cachedSteps(w, inf).drop)
 				}
+			}
+		}
+	}
+	if b.Expiries > 0 {
+		for _, h := range w.hosts {
+			for _, inf := range h.informers {
+				h, inf := h, inf
+				buf = append(buf, Step{Actor: model.ActorFault, Class: model.StepFault, Fault: model.FaultExpire, Kind: inf.kind.gvk.Kind, Label: "expire " + inf.kind.gvk.Kind + " watch of " + string(h.actor), Run: func() { w.expire(h, inf) }})
 			}
 		}
 	}
@@ -602,18 +645,25 @@ func (w *World) resume() {
 	w.Record(model.Event{Actor: model.ActorFault, Op: model.OpResumeCache, Kind: p.cache.kind.gvk.Kind, Server: p.server.ID, ReadRev: p.cache.rev, HeadRev: w.Store.rev})
 }
 
-// drop loses one watch event the informer has not received yet: an
-// intermediate state of an object that changes again later, so the
-// controller never observes that state but does see the later one (the
-// "unobserved state" fault). Dropping an object's last event would leave the
-// informer stale for good, which a real informer heals on its next relist.
+// drop loses the next watch event the informer would receive, whatever
+// its type (an object's last event, its deletion, included): the informer
+// moves past it without seeing it, and stays wrong about that object until
+// it relists (a restart, a watch expiry, or the settle phase's relist).
 func (w *World) drop(h *Host, inf *informer) {
-	c := inf.droppable()
-	if c == nil {
+	c, mustRelist := inf.next()
+	if c == nil || mustRelist {
 		return
 	}
-	inf.dropped[c] = true
+	inf.skip(c)
 	w.Record(model.Event{Actor: model.ActorFault, Op: model.OpDropEvent, Kind: inf.kind.gvk.Kind, Namespace: c.Object.GetNamespace(), Name: c.Object.GetName(), Rev: c.Rev, HeadRev: w.Store.rev, Detail: c.Type.String() + " for " + string(h.actor)})
+}
+
+// expire answers the informer's watch with 410 Gone: it relists from its
+// apiserver (stale, if that cache is paused) and notifies every
+// difference.
+func (w *World) expire(h *Host, inf *informer) {
+	w.Record(model.Event{Actor: model.ActorFault, Op: model.OpExpireWatch, Kind: inf.kind.gvk.Kind, Server: h.server.ID, ReadRev: inf.rev, HeadRev: w.Store.rev, Detail: "for " + string(h.actor)})
+	w.relist(h, inf, "watch expired (410): relisted")
 }
 
 func (w *World) evict(namespace, name string) {

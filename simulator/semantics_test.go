@@ -154,12 +154,18 @@ func semSts(ns, name string) *appsv1.StatefulSet {
 	l := map[string]string{"app": name}
 	return &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: appsv1.StatefulSetSpec{
 		Selector: &metav1.LabelSelector{MatchLabels: l}, ServiceName: name,
-		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: l}, Spec: semPod(ns, name).Spec}}}
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: l}, Spec: semPodSpec()}}}
 }
 
+func semPodSpec() corev1.PodSpec {
+	return corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "busybox:1"}}}
+}
+
+// semPod is a pod bound to the node (spec.nodeName set), so that its
+// deletion is graceful.
 func semPod(ns, name string) *corev1.Pod {
 	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "busybox:1"}}}}
+		Spec: corev1.PodSpec{NodeName: NodeName, Containers: []corev1.Container{{Name: "main", Image: "busybox:1"}}}}
 }
 
 func (e *semEnv) getWidget(ns, name string) *semWidget {
@@ -583,6 +589,11 @@ func semPodGraceful(e *semEnv) {
 	if got.DeletionTimestamp == nil || got.DeletionGracePeriodSeconds == nil || *got.DeletionGracePeriodSeconds != DefaultPodGracePeriodSeconds {
 		e.t.Fatalf("graceful delete: %v %v", got.DeletionTimestamp, got.DeletionGracePeriodSeconds)
 	}
+	// deletionTimestamp is when the grace period ends, as the apiserver
+	// sets it.
+	if want := e.c.Clock.Wall().Add(DefaultPodGracePeriodSeconds * time.Second); !got.DeletionTimestamp.Time.Equal(want) {
+		e.t.Fatalf("deletionTimestamp %v, want now + 30s = %v", got.DeletionTimestamp, want)
+	}
 	// Updates do not remove a pod in graceful deletion.
 	got.Labels = map[string]string{"x": "y"}
 	e.must(e.cl.Update(e.ctx, got))
@@ -593,9 +604,29 @@ func semPodGraceful(e *semEnv) {
 	if *got.DeletionGracePeriodSeconds != DefaultPodGracePeriodSeconds {
 		e.t.Fatalf("grace extended to %d", *got.DeletionGracePeriodSeconds)
 	}
+	// A shorter one moves the deletionTimestamp with it.
+	e.must(e.cl.Delete(e.ctx, got, client.GracePeriodSeconds(5)))
+	e.must(e.cl.Get(e.ctx, client.ObjectKeyFromObject(p), got))
+	if want := e.c.Clock.Wall().Add(5 * time.Second); *got.DeletionGracePeriodSeconds != 5 || !got.DeletionTimestamp.Time.Equal(want) {
+		e.t.Fatalf("shortened grace: %d, deletionTimestamp %v, want 5 and %v", *got.DeletionGracePeriodSeconds, got.DeletionTimestamp, want)
+	}
 	// The kubelet's confirmation: grace period 0.
 	e.must(e.cl.Delete(e.ctx, got, client.GracePeriodSeconds(0)))
 	e.want(e.cl.Get(e.ctx, client.ObjectKeyFromObject(p), &corev1.Pod{}), apierrors.IsNotFound, "pod after grace 0")
+
+	// A pod never scheduled, or terminated, has no kubelet to confirm: it
+	// is deleted at once, as the apiserver does.
+	u := semPod("ns", "unscheduled")
+	u.Spec.NodeName = ""
+	e.must(e.cl.Create(e.ctx, u))
+	e.must(e.cl.Delete(e.ctx, u))
+	e.want(e.cl.Get(e.ctx, client.ObjectKeyFromObject(u), &corev1.Pod{}), apierrors.IsNotFound, "unscheduled pod after delete")
+	done := semPod("ns", "done")
+	e.must(e.cl.Create(e.ctx, done))
+	done.Status.Phase = corev1.PodSucceeded
+	e.must(e.cl.Status().Update(e.ctx, done))
+	e.must(e.cl.Delete(e.ctx, done))
+	e.want(e.cl.Get(e.ctx, client.ObjectKeyFromObject(done), &corev1.Pod{}), apierrors.IsNotFound, "succeeded pod after delete")
 
 	// The pod spec's terminationGracePeriodSeconds is the default.
 	q := semPod("ns", "q")

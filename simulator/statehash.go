@@ -81,6 +81,9 @@ func (w *World) StateHash() (uint64, bool) {
 			putS(inf.kind.gvk.Kind)
 			w.hashObjects(hh, inf.kind, inf.objects, put, putS)
 			w.hashPending(inf, put, putS)
+			if inf.lost {
+				put(2)
+			}
 		}
 		for _, r := range h.queue.ready {
 			putS(r.String())
@@ -165,11 +168,7 @@ func (w *World) hashPending(inf *informer, put func(uint64), putS func(string)) 
 	put(uint64(len(pending)))
 	for _, c := range pending {
 		putS(c.Key)
-		v := uint64(c.Type) << 1
-		if inf.dropped[c] {
-			v |= 1
-		}
-		put(v)
+		put(uint64(c.Type))
 		if c.Object != nil {
 			put(w.contentHash(c.Object))
 		}

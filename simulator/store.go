@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -728,10 +729,7 @@ func (s *Store) Delete(k *kindInfo, namespace, name string, opts DeleteOptions) 
 		// Already terminating: a pod's grace period can only shorten, and a
 		// grace period of 0 is the kubelet's confirmation.
 		if isPodKind(k) && opts.GracePeriodSeconds != nil {
-			if cur := old.GetDeletionGracePeriodSeconds(); cur != nil && *opts.GracePeriodSeconds < *cur {
-				g := *opts.GracePeriodSeconds
-				obj.SetDeletionGracePeriodSeconds(&g)
-			}
+			shortenPodGrace(obj, old, *opts.GracePeriodSeconds)
 		}
 		obj.SetFinalizers(finalizers)
 		c, _, err := s.write(k, key, obj, old)
@@ -739,12 +737,7 @@ func (s *Store) Delete(k *kindInfo, namespace, name string, opts DeleteOptions) 
 	}
 	var grace int64
 	if isPodKind(k) {
-		grace = DefaultPodGracePeriodSeconds
-		if opts.GracePeriodSeconds != nil {
-			grace = *opts.GracePeriodSeconds
-		} else if g := podSpecGrace(obj); g != nil {
-			grace = *g
-		}
+		grace = podDeleteGrace(obj, opts.GracePeriodSeconds)
 	}
 	if len(finalizers) == 0 && grace == 0 && !namespacePending(k, obj) {
 		return s.commit(k, key, model.ChangeDeleted, obj), nil
@@ -757,8 +750,13 @@ func (s *Store) Delete(k *kindInfo, namespace, name string, opts DeleteOptions) 
 		// controller sees the deletion as a new generation to observe.
 		obj.SetGeneration(obj.GetGeneration() + 1)
 	}
-	now := s.now()
-	obj.SetDeletionTimestamp(&now)
+	// deletionTimestamp is when the grace period ends (now for other
+	// kinds), as the apiserver sets it.
+	at := s.now()
+	if grace > 0 {
+		at = metav1.NewTime(at.Add(time.Duration(grace) * time.Second))
+	}
+	obj.SetDeletionTimestamp(&at)
 	obj.SetDeletionGracePeriodSeconds(&grace)
 	obj.SetFinalizers(finalizers)
 	return s.commit(k, key, model.ChangeModified, obj), nil

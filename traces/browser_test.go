@@ -418,7 +418,7 @@ func testZookeeperPage(t *testing.T, bctx context.Context, dir string) {
 	// One lane per actor and per apiserver, grouped.
 	if lanes := vt.texts("#timeline th.lane-head"); lanes != strings.Join([]string{
 		"user", "controller/zookeeper-operator", "apiserver-1", "apiserver-2",
-		"kubelet", "pvc-protection", "statefulset-controller", "fault",
+		"kubelet", "pvc-protection", "statefulset-controller", "fault", "clock",
 	}, "\n") {
 		t.Errorf("lanes shown: %q", lanes)
 	}

@@ -29,7 +29,8 @@ const (
 	// UpstreamFix adds the owner-rv staleness guard on the StatefulSet path
 	// only, as the merged upstream fix does.
 	UpstreamFix Variant = "upstream-fix"
-	// Fixed guards the orphan-PVC cleanup as well.
+	// Fixed guards the orphan-PVC cleanup as well, and confirms the CR is
+	// current before a scale-down.
 	Fixed Variant = "fixed"
 )
 
@@ -407,6 +408,22 @@ func (r *Reconciler) reconcileStatefulSet(ctx context.Context, cr *ZookeeperClus
 	if guarded {
 		if crNewer, err = crNewerThanStatefulSet(cr, existing); err != nil {
 			return err
+		}
+	}
+	if r.opts.Variant == Fixed && statefulSetReplicas(existing) > cr.Spec.Replicas {
+		// A scale-down removes a member: make sure the CR copy that asks
+		// for it is the current one. The owner-rv guard only catches a CR
+		// older than the StatefulSet; an informer that has received the
+		// user's scale-down but not yet a later scale-up (events arrive
+		// one at a time, after a paused cache resumes, say) holds a CR
+		// newer than the StatefulSet and still superseded. An empty merge
+		// patch with an optimistic lock changes nothing and fails with
+		// 409 unless this copy is current; the retry reads the newer CR.
+		// cr itself is patched: a server may answer with a new
+		// resourceVersion (a real apiserver does not for a no-op patch),
+		// and the status write later in this reconcile needs it.
+		if err := r.client.Patch(ctx, cr, client.MergeFromWithOptions(cr.DeepCopy(), client.MergeFromWithOptimisticLock{})); err != nil {
+			return fmt.Errorf("confirm ZookeeperCluster %s/%s rv %s is current before scaling the StatefulSet down to %d: %w", cr.Namespace, cr.Name, cr.ResourceVersion, cr.Spec.Replicas, err)
 		}
 	}
 	if statefulSetReplicas(existing) != cr.Spec.Replicas {

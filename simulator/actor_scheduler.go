@@ -1,0 +1,59 @@
+package simulator
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/opcheck/opcheck/model"
+)
+
+// NodeName is the one node of the simulated cluster: the scheduler binds
+// every pod to it.
+const NodeName = "opcheck-node"
+
+// Scheduler is the kube-scheduler: it binds a pending pod to the node (sets
+// spec.nodeName) once every claim the pod mounts exists and is not being
+// deleted, as the volume-binding plugin requires; until then the pod stays
+// Pending and unscheduled. One step per pod. Nodes, resources, affinity and
+// taints are not modelled: the one node fits every pod. Its steps and
+// writes are recorded under the kubelet's actor name (the node's side of
+// the cluster, one lane in traces), labelled "bind pod".
+type Scheduler struct {
+	memo stepMemo
+}
+
+// NewScheduler returns the built-in scheduler.
+func NewScheduler() Actor { return &Scheduler{} }
+
+// Name implements Actor.
+func (s *Scheduler) Name() model.Actor { return model.ActorKubelet }
+
+// Steps implements Actor.
+func (s *Scheduler) Steps(w *World, buf []Step) []Step {
+	if out, ok := s.memo.lookup(w, buf); ok {
+		return out
+	}
+	from := len(buf)
+	claimKind := w.kindOf(protoClaim)
+	for _, o := range storedList(w, w.kindOf(protoPod), "") {
+		p := o.(*corev1.Pod)
+		if p.Spec.NodeName != "" || beingDeleted(p) || !podPending(p) || !podClaimsUsable(w, claimKind, p) {
+			continue
+		}
+		buf = append(buf, bindStep(w, p))
+	}
+	s.memo.save(w, buf, from)
+	return buf
+}
+
+// bindStep writes spec.nodeName, what a Binding does (the binding
+// subresource is not modelled; the write is an Update by the scheduler,
+// conditional on the resourceVersion it read).
+func bindStep(w *World, p *corev1.Pod) Step {
+	return Step{Actor: model.ActorKubelet, Label: "bind pod " + nsKey(p.Namespace, p.Name), Run: func() {
+		np := p.DeepCopy()
+		np.Spec.NodeName = NodeName
+		_ = w.ActorClient(model.ActorKubelet).Update(context.Background(), np)
+	}}
+}
