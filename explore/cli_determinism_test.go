@@ -53,7 +53,7 @@ func TestCheckDefaultFindsSeedBugsAndVerifiesFix(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\n%s%s", code, out, errs)
 	}
-	for _, want := range [][]string{{"zookeeper/buggy", "violation", "NoDeleteOfLive(member PVC)"}, {"casskop/buggy", "violation", "EventuallyConverges(rack matches nodesPerRacks)"}} {
+	for _, want := range [][]string{{"zookeeper/buggy", "violation", "NoScaleBelow(member StatefulSet)"}, {"casskop/buggy", "violation", "EventuallyConverges(rack matches nodesPerRacks)"}} {
 		found := false
 		for _, line := range strings.Split(out, "\n") {
 			if f := strings.Fields(line); len(f) >= 3 && f[0] == want[0] && f[1] == want[1] && strings.HasPrefix(strings.Join(f[2:], " "), want[2]) {

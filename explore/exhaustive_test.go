@@ -11,7 +11,7 @@ import (
 
 func TestExhaustiveFindsSeedBugs(t *testing.T) {
 	for name, want := range map[string]string{
-		"zookeeper/buggy": "NoDeleteOfLive(member PVC)",
+		"zookeeper/buggy": "NoScaleBelow(member StatefulSet)",
 		"casskop/buggy":   "EventuallyConverges(rack matches nodesPerRacks)",
 	} {
 		rep := Explore(lookup(t, name), Options{Strategy: StrategyExhaustive})

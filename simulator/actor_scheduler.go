@@ -4,6 +4,7 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/opcheck/opcheck/model"
 )
@@ -47,13 +48,13 @@ func (s *Scheduler) Steps(w *World, buf []Step) []Step {
 	return buf
 }
 
-// bindStep writes spec.nodeName, what a Binding does (the binding
-// subresource is not modelled; the write is an Update by the scheduler,
-// conditional on the resourceVersion it read).
+// bindStep creates the pod's Binding to the node, as the scheduler does:
+// the apiserver sets spec.nodeName (a pod's spec is otherwise immutable).
+// Recorded as a Create of the Pod with Detail "Binding".
 func bindStep(w *World, p *corev1.Pod) Step {
-	return Step{Actor: model.ActorKubelet, Label: "bind pod " + nsKey(p.Namespace, p.Name), Run: func() {
-		np := p.DeepCopy()
-		np.Spec.NodeName = NodeName
-		_ = w.ActorClient(model.ActorKubelet).Update(context.Background(), np)
+	ns, name, uid := p.Namespace, p.Name, p.UID
+	return Step{Actor: model.ActorKubelet, Label: "bind pod " + nsKey(ns, name), Run: func() {
+		b := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: uid}, Target: corev1.ObjectReference{Kind: "Node", Name: NodeName}}
+		_ = w.ActorClient(model.ActorKubelet).Create(context.Background(), b)
 	}}
 }

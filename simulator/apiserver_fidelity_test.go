@@ -623,6 +623,7 @@ func TestDefaulting(t *testing.T) {
 func TestBindingIsCreateOnly(t *testing.T) {
 	e := newSemEnv(t)
 	p := semPod("ns", "p")
+	p.Spec.NodeName = "" // not scheduled yet
 	e.must(e.cl.Create(e.ctx, p))
 	b := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}, Target: corev1.ObjectReference{Kind: "Node", Name: "node-1"}}
 	e.must(e.cl.Create(e.ctx, b))

@@ -374,7 +374,7 @@ func TestClaimProtectionAndTerminatingClaim(t *testing.T) {
 	podCreate := eventIndex(w, start, isEvent(model.ActorStatefulSet, model.OpCreate, "Pod", "web-0"))
 	release := eventIndex(w, start, isEvent(model.ActorPVCProtection, model.OpUpdate, "PersistentVolumeClaim", "data-web-0"))
 	recreate := eventIndex(w, start, isEvent(model.ActorStatefulSet, model.OpCreate, "PersistentVolumeClaim", "data-web-0"))
-	bind := eventIndex(w, start, isEvent(model.ActorKubelet, model.OpUpdate, "Pod", "web-0"))
+	bind := eventIndex(w, start, isEvent(model.ActorKubelet, model.OpCreate, "Pod", "web-0"))
 	if podCreate < 0 || release < podCreate || w.History.Events[release].Change != model.ChangeDeleted || recreate < release || bind < recreate {
 		t.Fatalf("want pod re-created, claim released and re-created, pod bound, in that order; got %d %d %d %d\n%s", podCreate, release, recreate, bind, w.History.Lines())
 	}

@@ -186,16 +186,10 @@ func (w *World) loop() {
 		var i int
 		if w.settling {
 			// Fair turns: no choice is spent; every enabled step gets its
-			// turn in rotation, except that pending watch events are
-			// delivered first: an informer drains a burst of events far
-			// faster than a reconcile runs. (Reconciles between single
-			// deliveries are explored in the fault phase.)
-			if d := firstDelivery(steps); d >= 0 {
-				i = d
-			} else {
-				i = w.turn % len(steps)
-				w.turn++
-			}
+			// turn in rotation (single watch deliveries included, so a
+			// reconcile may run between two events of a burst).
+			i = w.turn % len(steps)
+			w.turn++
 		} else {
 			i = w.recorder.Choose(w.decision(steps))
 			if i == model.Prune {
@@ -246,16 +240,6 @@ func (w *World) noteCaughtUp() {
 	}
 	w.caughtUp = true
 	w.record(model.ActorFault, model.OpCaughtUp, "", "", "", "every informer at revision "+w.Store.rev.String())
-}
-
-// firstDelivery is the index of the first watch delivery step, or -1.
-func firstDelivery(steps []Step) int {
-	for i := range steps {
-		if steps[i].Class == model.StepDeliver {
-			return i
-		}
-	}
-	return -1
 }
 
 // cleanup unwinds every reconcile still in flight so no goroutine outlives

@@ -37,8 +37,12 @@ type fixture struct {
 }
 
 var fixtures = []fixture{
-	// The seed bugs of docs/case-studies.md.
-	{File: "zookeeper_buggy.trace", Scenario: "zookeeper/buggy", Strategy: explore.StrategyRandom, Schedules: 2000, Property: "NoDeleteOfLive", ShrinkRuns: 1000},
+	// The seed bugs of docs/case-studies.md. zookeeper_buggy starts at
+	// seed 376: the first violating schedule (seed 375) reaches the bug
+	// after a long detour that the viewer's browser test cannot frame on
+	// one screen; the one from seed 653 is the classic crash, restart on
+	// the paused cache, stale read, delete.
+	{File: "zookeeper_buggy.trace", Scenario: "zookeeper/buggy", Strategy: explore.StrategyRandom, Seed: 376, Schedules: 2000, Property: "NoDeleteOfLive", ShrinkRuns: 1000},
 	{File: "casskop_buggy.trace", Scenario: "casskop/buggy", Strategy: explore.StrategyRandom, Schedules: 2000, Property: "EventuallyConverges", ShrinkRuns: 1000},
 	// What the upstream fixes leave: zookeeper's orphan-PVC cleanup still
 	// deletes a live member's PVC from a stale read; casskop crashed
