@@ -33,7 +33,7 @@ func (c *classChecker) Choose(d model.Decision) int {
 	// Faults are picked only one time in 32: a drop is offered whenever
 	// an event is pending, and spending the budget at once would leave no
 	// schedule that reaches the settle decision.
-	if c.w != nil && kind == model.ChooseStep && c.w.Enabled()[i].Fault != 0 && (c.x>>20)%32 != 0 {
+	if c.w != nil && d.Kind == model.ChooseStep && c.w.Enabled()[i].Fault != 0 && (c.x>>20)%32 != 0 {
 		for j, s := range c.w.Enabled() {
 			if s.Fault == 0 {
 				return j
