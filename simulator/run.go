@@ -303,12 +303,13 @@ func (w *World) advanceWorkload() {
 // found anything: a stuck controller usually is the reason the wait gave
 // up, and the property that says why is the better report.
 //
-// A give-up while a watch cache is paused is no finding: a paused cache
-// stays paused until the faults end, which the workload's end starts, so
-// the controller cannot be expected to converge in the meantime (the
-// history still records the give-up).
+// A give-up while a fault is still in force is no finding: a paused cache
+// stays paused, and an informer that lost an event stays wrong until it
+// relists, until the faults end, which the workload's end starts; so the
+// controller cannot be expected to converge in the meantime (the history
+// still records the give-up).
 func (w *World) workloadStuck(st *WorkloadStep, why string) {
-	if w.stuck != nil || len(w.paused) > 0 {
+	if w.stuck != nil || w.faultInForce() {
 		return
 	}
 	last := &w.History.Events[len(w.History.Events)-1]
@@ -320,6 +321,23 @@ func (w *World) workloadStuck(st *WorkloadStep, why string) {
 		Explanation: why + "; the user gave up at step " + strconv.Itoa(last.Step) + " and went on with the workload.",
 		Related:     []int{w.waitFrom},
 	}
+}
+
+// faultInForce reports whether a fault still holds the controllers back: a
+// paused watch cache, or an informer that lost an event and has not
+// relisted since.
+func (w *World) faultInForce() bool {
+	if len(w.paused) > 0 {
+		return true
+	}
+	for _, h := range w.hosts {
+		for _, inf := range h.informers {
+			if inf.lost {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // idle: nothing but the clock, faults, resumes or the settle decision can

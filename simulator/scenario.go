@@ -79,9 +79,10 @@ type Scenario struct {
 // Timeout bounds, in logical time, both the retries of Do (from its first
 // attempt) and the wait for Until (from the Do that succeeded). When it
 // runs out the user gives up and moves on, and the run reports the finding
-// WorkloadStuck, unless a property already explains the run or a watch
-// cache was paused at the time (a stale fault keeps the cache paused until
-// the faults end, so no progress could be expected).
+// WorkloadStuck, unless a property already explains the run or a fault was
+// still in force at the time: a paused watch cache, or an informer that lost
+// an event and has not relisted (both last until the faults end, so no
+// progress could be expected).
 type WorkloadStep struct {
 	Name  string
 	Do    func(ctx context.Context, c client.Client) error
