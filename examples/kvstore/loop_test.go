@@ -31,7 +31,11 @@ func TestCommandLineLoop(t *testing.T) {
 	if code, out := run(t, ".", "go build -o "+filepath.Join(dir, "kvcheck")+" ./cmd/kvcheck"); code != 0 {
 		t.Fatalf("go build: %s", out)
 	}
-	code, out := run(t, dir, "./kvcheck check -out traces kvstore/broken")
+	// The random strategy: its counterexample carries steps the bug does
+	// not need, so shrink has something to remove (the exhaustive search's
+	// first violation is already close to minimal: its ordinary steps follow
+	// the default schedule).
+	code, out := run(t, dir, "./kvcheck check -strategy random -out traces kvstore/broken")
 	if code != 1 || !strings.Contains(out, kvstore.PropNoDelete+" violated") {
 		t.Fatalf("kvcheck check kvstore/broken: exit %d, want 1 and the violation:\n%s", code, out)
 	}

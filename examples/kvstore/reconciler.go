@@ -166,6 +166,9 @@ func (r *Reconciler) ensureService(ctx context.Context, kv *KVStore) error {
 //     checks above held at a real instant, however stale our caches are:
 //     the StatefulSet then asks for no member at that ordinal, and only this
 //     reconciler, one reconcile at a time, changes that.
+//   - the KVStore fence (an empty merge patch with an optimistic lock)
+//     fails with 409 unless the KVStore copy is current: the user does not
+//     want that member back at that instant.
 //   - the UID precondition: never delete a PVC recreated since our list.
 func (r *Reconciler) deleteRemovedPVCs(ctx context.Context, kv *KVStore, sts *appsv1.StatefulSet) error {
 	if sizedFor(sts) > kv.Generation {
@@ -193,6 +196,14 @@ func (r *Reconciler) deleteRemovedPVCs(ctx context.Context, kv *KVStore, sts *ap
 	}
 	if len(removed) == 0 {
 		return nil
+	}
+	// The KVStore copy must be current too: an informer that has the
+	// user's scale-down but not yet a later scale-up (watch events arrive
+	// one at a time) holds a copy that passes the generation guard and is
+	// still superseded. An empty merge patch with an optimistic lock changes
+	// nothing and fails with 409 unless this copy is the current one.
+	if err := r.Client.Patch(ctx, kv, client.MergeFromWithOptions(kv.DeepCopy(), client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("confirm KVStore %s/%s rv %s is current before deleting removed members' PVCs: %w; nothing deleted, the next reconcile retries", kv.Namespace, kv.Name, kv.ResourceVersion, err)
 	}
 	if err := r.Client.Update(ctx, sts); err != nil {
 		return fmt.Errorf("fence StatefulSet %s/%s before deleting removed members' PVCs: %w; nothing deleted, the next reconcile retries", sts.Namespace, sts.Name, err)
