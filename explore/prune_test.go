@@ -79,8 +79,12 @@ func TestPruningKeepsEveryViolation(t *testing.T) {
 		if diff != "" {
 			t.Errorf("%s with %s: %s", c.name, c.faults, diff)
 		}
-		if pruned.Pruned == 0 || pruned.Schedules >= full.Schedules {
-			t.Errorf("%s with %s: pruning saved nothing (%d schedules, %d pruned, against %d): the comparison shows nothing", c.name, c.faults, pruned.Schedules, pruned.Pruned, full.Schedules)
+		// The comparison shows something only where the pruned search
+		// merged states. A merged schedule is cut short but still counted,
+		// so the schedule counts may be equal (zookeeper/buggy since
+		// one-event delivery: 1,023 and 1,023, 26 of them cut short).
+		if pruned.Pruned == 0 {
+			t.Errorf("%s with %s: pruning merged no state (%d schedules against %d): the comparison shows nothing", c.name, c.faults, pruned.Schedules, full.Schedules)
 		}
 		t.Logf("%s with %s: %d schedules (%d pruned) against %d, violation %v", c.name, c.faults, pruned.Schedules, pruned.Pruned, full.Schedules, pruned.Violation != nil)
 	}
