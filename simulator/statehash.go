@@ -47,28 +47,12 @@ func (w *World) StateHash() (uint64, bool) {
 			return 0, false
 		}
 	}
-	hh := fnv.New64a()
+	f := newFingerprint()
+	hh, put, putS := f.h, f.put, f.putS
 	if w.monitor != nil && !w.monitor.HashState(hh) {
 		return 0, false
 	}
-	var buf [8]byte
-	put := func(v uint64) {
-		binary.LittleEndian.PutUint64(buf[:], v)
-		hh.Write(buf[:])
-	}
-	putS := func(s string) {
-		hh.Write([]byte(s))
-		hh.Write([]byte{0})
-	}
-	// The store, kind by kind in first-use order.
-	for _, k := range w.Store.kinds.ordered {
-		t := w.Store.tables[k]
-		if t == nil {
-			continue
-		}
-		putS(k.gvk.Kind)
-		w.hashObjects(hh, nil, t.objects, put, putS)
-	}
+	w.hashStore(f)
 	for _, p := range w.paused {
 		put(uint64(p.server.ID))
 		putS(p.cache.kind.gvk.Kind)
@@ -207,21 +191,37 @@ func (w *World) contentHash(obj client.Object) uint64 {
 // resourceVersion, kind by kind): the ground truth a schedule ended in,
 // whether or not a reconcile is in flight.
 func (w *World) StoreHash() uint64 {
-	hh := fnv.New64a()
-	var buf [8]byte
-	put := func(v uint64) {
-		binary.LittleEndian.PutUint64(buf[:], v)
-		hh.Write(buf[:])
-	}
-	putS := func(s string) {
-		hh.Write([]byte(s))
-		hh.Write([]byte{0})
-	}
+	f := newFingerprint()
+	w.hashStore(f)
+	return f.h.Sum64()
+}
+
+// fingerprint is the FNV-64a hash StateHash and StoreHash write into, with
+// the two encodings they use: fixed-width integers and NUL-terminated
+// strings.
+type fingerprint struct {
+	h   hash.Hash64
+	buf [8]byte
+}
+
+func newFingerprint() *fingerprint { return &fingerprint{h: fnv.New64a()} }
+
+func (f *fingerprint) put(v uint64) {
+	binary.LittleEndian.PutUint64(f.buf[:], v)
+	f.h.Write(f.buf[:])
+}
+
+func (f *fingerprint) putS(s string) {
+	f.h.Write([]byte(s))
+	f.h.Write([]byte{0})
+}
+
+// hashStore writes the store's contents, kind by kind in first-use order.
+func (w *World) hashStore(f *fingerprint) {
 	for _, k := range w.Store.kinds.ordered {
 		if t := w.Store.tables[k]; t != nil {
-			putS(k.gvk.Kind)
-			w.hashObjects(hh, nil, t.objects, put, putS)
+			f.putS(k.gvk.Kind)
+			w.hashObjects(f.h, nil, t.objects, f.put, f.putS)
 		}
 	}
-	return hh.Sum64()
 }
