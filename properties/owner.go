@@ -2,6 +2,7 @@ package properties
 
 import (
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -24,15 +25,8 @@ func uidOf(obj runtime.Object) types.UID {
 // name the owner by name (and kind) but carry the old UID, and they are not
 // the new instance's. An owner without a UID owns nothing.
 func OwnedBy(obj, owner runtime.Object) bool {
-	uid := uidOf(owner)
-	if uid == "" || obj == nil {
-		return false
-	}
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return false
-	}
-	for _, ref := range m.GetOwnerReferences() {
+	uid, refs := ownerRefs(obj, owner)
+	for _, ref := range refs {
 		if ref.UID == uid {
 			return true
 		}
@@ -43,20 +37,28 @@ func OwnedBy(obj, owner runtime.Object) bool {
 // ControlledBy reports whether obj's controller reference (the owner
 // reference with controller: true) names this instance of owner, by UID.
 func ControlledBy(obj, owner runtime.Object) bool {
-	uid := uidOf(owner)
-	if uid == "" || obj == nil {
-		return false
-	}
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return false
-	}
-	for _, ref := range m.GetOwnerReferences() {
+	uid, refs := ownerRefs(obj, owner)
+	for _, ref := range refs {
 		if ref.Controller != nil && *ref.Controller {
 			return ref.UID == uid
 		}
 	}
 	return false
+}
+
+// ownerRefs returns owner's UID and obj's owner references, or no
+// references when either has none to compare (an owner without a UID owns
+// nothing).
+func ownerRefs(obj, owner runtime.Object) (types.UID, []metav1.OwnerReference) {
+	uid := uidOf(owner)
+	if uid == "" || obj == nil {
+		return "", nil
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return "", nil
+	}
+	return uid, m.GetOwnerReferences()
 }
 
 // ListOwned returns the objects of Go type T in owner's namespace that this
