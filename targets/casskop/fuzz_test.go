@@ -70,3 +70,15 @@ func TestWorkloadScaleDownDuringScaleUpFixed(t *testing.T) {
 		}
 	}
 }
+
+// TestExhaustiveCrashAndStaleFixed is the regression check of the stale
+// change of mind (docs/bugs.md): with one crash and one paused cache the
+// exhaustive search verifies casskop/fixed (before the fix it reported
+// EventuallyConverges after 40 schedules).
+func TestExhaustiveCrashAndStaleFixed(t *testing.T) {
+	rep := explore.Explore(Scenario(Fixed), explore.Options{Faults: &model.FaultBudget{Crashes: 1, Stale: 1}})
+	if rep.Verdict != explore.VerdictVerified {
+		t.Fatalf("verdict %s after %d schedules, want verified: %v", rep.Verdict, rep.Schedules, rep.Violation)
+	}
+	t.Logf("verified after %d schedules", rep.Schedules)
+}

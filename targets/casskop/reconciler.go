@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -39,7 +41,10 @@ const (
 	// a decommission is about to start is adopted as the operation in
 	// progress instead of waited on forever. It also closes a race found by
 	// generated workloads: a scale-down asked during a scale-up's delay
-	// supersedes it, and a node leaves only through a decommission.
+	// supersedes it, and a node leaves only through a decommission; and a
+	// hole found under a paused cache: a node that left the ring during
+	// the scale-down is removed even when the user has asked for it back
+	// meanwhile (docs/bugs.md).
 	Fixed Variant = "fixed"
 )
 
@@ -736,7 +741,20 @@ func (p *pass) scaleStatefulSet(ctx context.Context, rs *CassandraRackStatus, st
 	}
 	current := replicasOf(sts)
 	next := current
-	switch nodes := p.cc.Spec.NodesPerRacks; {
+	nodes := p.cc.Spec.NodesPerRacks
+	if op := rs.PodLastOperation; p.opts.Variant == Fixed && rs.CassandraLastAction.Name == ActionScaleDown && op.Status == StatusFinalizing && nodes >= current && len(op.Pods) > 0 {
+		// Fixed: the user asked for the node back after it had left the
+		// ring (a change of mind that a stale cache can stretch over
+		// minutes). A decommissioned node cannot serve again: remove it
+		// as planned (the StatefulSet ends just below its ordinal, and
+		// stays there while its pod terminates); the scale-up that
+		// follows the ScaleDown brings up a fresh node in its place
+		// (found by -crashes 1 -stale 1, docs/bugs.md).
+		if ordinal, ok := podOrdinal(sts.Name, op.Pods[0]); ok && ordinal <= current {
+			nodes = ordinal
+		}
+	}
+	switch {
 	case nodes > current:
 		next = current + 1
 	case nodes < current:
@@ -754,6 +772,20 @@ func (p *pass) scaleStatefulSet(ctx context.Context, rs *CassandraRackStatus, st
 		return fmt.Errorf("scale StatefulSet %s/%s to %d: %w; retrying", sts.Namespace, sts.Name, next, err)
 	}
 	return nil
+}
+
+// podOrdinal is the ordinal of a pod of StatefulSet sts from its name
+// (<sts>-<ordinal>); false when the name is not one of sts's pods.
+func podOrdinal(sts, pod string) (int32, bool) {
+	suffix, ok := strings.CutPrefix(pod, sts+"-")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(suffix, 10, 32)
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	return int32(n), true
 }
 
 // summarize derives the cluster-level fields from the racks, in topology

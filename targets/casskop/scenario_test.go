@@ -136,3 +136,55 @@ func TestFinalizingCrashWindowFixed(t *testing.T) {
 		t.Fatalf("violations %v quiescent %v\n%s", res.Violations, res.Quiescent, res.History.Lines())
 	}
 }
+
+// The change of mind a stale cache stretches (found by `explore check
+// -crashes 1 -stale 1 casskop/fixed`): the CassandraCluster watch cache
+// pauses right after the user asks for 1 node. The decommission of node 1
+// starts and completes, but every status write then conflicts (the
+// operator reads the CR from the paused cache), so the user's wait times
+// out and they ask for 2 nodes again; when the cache resumes, the rack is
+// Finalizing a node that left the ring while the user wants it back.
+var staleChangeOfMindScript = []simulator.ScriptStep{
+	{After: "user Update CassandraCluster default/cc", Label: "pause apiserver-1 CassandraCluster cache"},
+}
+
+func runStaleChangeOfMind(t *testing.T, v Variant) *simulator.Result {
+	t.Helper()
+	budget := model.FaultBudget{Stale: 1}
+	res, err := simulator.RunScript(Scenario(v), staleChangeOfMindScript, simulator.RunOptions{Faults: &budget, KeepGoing: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// UpstreamFix keeps the decommissioned node's pod (the StatefulSet is
+// already at the 2 replicas the user wants) and stays Finalizing forever.
+func TestStaleChangeOfMindUpstreamFix(t *testing.T) {
+	res := runStaleChangeOfMind(t, UpstreamFix)
+	v := violated(res.Violations, "EventuallyConverges")
+	if v == nil {
+		t.Fatalf("want EventuallyConverges violated on upstream-fix, got %v\n%s", res.Violations, res.History.Lines())
+	}
+	if !strings.Contains(v.Explanation, "ScaleDown/Ongoing") {
+		t.Fatalf("want the scale-down stuck, got:\n%s", v)
+	}
+}
+
+// Fixed removes the decommissioned node as planned, then scales back up
+// with a fresh node in its place.
+func TestStaleChangeOfMindFixed(t *testing.T) {
+	res := runStaleChangeOfMind(t, Fixed)
+	lines := res.History.Lines()
+	if len(res.Violations) > 0 || !res.Quiescent {
+		t.Fatalf("violations %v quiescent %v\n%s", res.Violations, res.Quiescent, lines)
+	}
+	if !strings.Contains(lines, "fault PauseCache CassandraCluster") || !strings.Contains(lines, "gave up waiting: scale cc to 1 node") {
+		t.Fatalf("the script did not stretch the scale-down past the user's wait:\n%s", lines)
+	}
+	// Node 1 left the ring: its pod goes, and a new one takes its place.
+	_, after, _ := strings.Cut(lines, "start: scale cc back to 2 nodes")
+	if !strings.Contains(after, "statefulset-controller Delete Pod default/cc-dc1-rack1-1") || !strings.Contains(after, "statefulset-controller Create Pod default/cc-dc1-rack1-1") {
+		t.Fatalf("want pod 1 replaced after the change of mind:\n%s", lines)
+	}
+}
