@@ -404,3 +404,56 @@ func TestManagerMetadataOnlyWatch(t *testing.T) {
 		t.Fatalf("handlers saw %q, want %q", seen, want)
 	}
 }
+
+// A relist (a watch that expired with 410, or lost events) reaches a
+// manager controller's handlers as client-go's Replace does: an update for
+// an object that changed while the watch was gone, a delete for one that
+// vanished (the missed deletion), an add for a new one, and nothing for an
+// object that did not change (a same-revision Replaced is a sync, which
+// the controller's 10 h resync period does not deliver).
+func TestManagerRelistNotifiesEveryDifference(t *testing.T) {
+	var seen []string
+	setup := func(_ context.Context, mgr manager.Manager) error {
+		return builder.ControllerManagedBy(mgr).
+			For(&appsv1.Deployment{}).
+			Watches(&corev1.ConfigMap{}, handler.Funcs{
+				CreateFunc: func(_ context.Context, e event.CreateEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+					seen = append(seen, "add "+e.Object.GetName())
+				},
+				UpdateFunc: func(_ context.Context, e event.UpdateEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+					seen = append(seen, "update "+e.ObjectNew.GetName()+" "+e.ObjectOld.GetLabels()["v"]+"->"+e.ObjectNew.GetLabels()["v"])
+				},
+				DeleteFunc: func(_ context.Context, e event.DeleteEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+					seen = append(seen, "delete "+e.Object.GetName())
+				},
+			}).
+			Complete(&probe{})
+	}
+	cm := func(name, v string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Labels: map[string]string{"v": v}}}
+	}
+	e := newMgrEnv(t, mgrScenario(setup, cm("changed", "1"), cm("gone", "1"), cm("same", "1")))
+	e.deliverAll()
+	if want := []string{"add changed", "add gone", "add same"}; !slices.Equal(seen, want) {
+		t.Fatalf("initial list: handlers saw %v, want %v", seen, want)
+	}
+	seen = nil
+	// While the informer's watch is gone, the store moves on: none of
+	// these events is delivered before the relist.
+	changed := cm("changed", "2")
+	var current corev1.ConfigMap
+	e.must(e.user.Get(e.ctx, client.ObjectKeyFromObject(changed), &current))
+	changed.ResourceVersion = current.ResourceVersion
+	e.must(e.user.Update(e.ctx, changed))
+	e.must(e.user.Delete(e.ctx, cm("gone", "")))
+	e.must(e.user.Create(e.ctx, cm("new", "1")))
+	h := e.host()
+	for _, inf := range h.informers {
+		if inf.kind.gvk.Kind == "ConfigMap" {
+			e.w.relist(h, inf, "watch expired (410): relisted")
+		}
+	}
+	if want := []string{"update changed 1->2", "delete gone", "add new"}; !slices.Equal(seen, want) {
+		t.Fatalf("relist: handlers saw %v, want %v", seen, want)
+	}
+}
