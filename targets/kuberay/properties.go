@@ -11,6 +11,7 @@ import (
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	"github.com/ray-project/kuberay/ray-operator/controllers/ray/utils"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -49,11 +50,11 @@ func isHead(pod *corev1.Pod) bool {
 
 // desiredWorkers is what the user asks of group "small": replicas clamped
 // to [minReplicas, maxReplicas] (minReplicas when replicas is unset), none
-// while the cluster or the group is suspended or the cluster is being
-// deleted. This is the RayCluster API's documented meaning, written here
+// while the cluster or the group is suspended (a committed suspension
+// included) or the cluster is being deleted. This is the RayCluster API's documented meaning, written here
 // from the API reference, not taken from KubeRay's code.
 func desiredWorkers(rc *rayv1.RayCluster) int {
-	if rc == nil || rc.DeletionTimestamp != nil || (rc.Spec.Suspend != nil && *rc.Spec.Suspend) {
+	if suspendedOrGone(rc) {
 		return 0
 	}
 	for _, g := range rc.Spec.WorkerGroupSpecs {
@@ -93,7 +94,19 @@ func workersToDelete(rc *rayv1.RayCluster) []string {
 }
 
 func suspendedOrGone(rc *rayv1.RayCluster) bool {
-	return rc == nil || rc.DeletionTimestamp != nil || (rc.Spec.Suspend != nil && *rc.Spec.Suspend)
+	return rc == nil || rc.DeletionTimestamp != nil || (rc.Spec.Suspend != nil && *rc.Spec.Suspend) || suspensionCommitted(rc)
+}
+
+// suspensionCommitted: the RayCluster's status carries the Suspending
+// condition, True. With status conditions (on by default in v1.5),
+// suspension is atomic by design: once the operator has persisted
+// Suspending, it deletes every pod and reaches Suspended even if the user
+// has set spec.suspend back to false meanwhile, and only then brings the
+// cluster back. A teardown after such a change of mind is the API's
+// documented behaviour, not the deletion of a wanted pod (docs/bugs.md,
+// KubeRay, 9).
+func suspensionCommitted(rc *rayv1.RayCluster) bool {
+	return meta.IsStatusConditionTrue(rc.Status.Conditions, string(rayv1.RayClusterSuspending))
 }
 
 // liveWorkers are the worker pods of this instance of the cluster that are
