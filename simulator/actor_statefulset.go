@@ -26,29 +26,23 @@ const LabelStatefulSetPodName = appsv1.StatefulSetPodNameLabel // "statefulset.k
 const LabelStatefulSetPodIndex = appsv1.PodIndexLabel // "apps.kubernetes.io/pod-index"
 
 // stepMemo remembers the steps an actor computed at one revision of one
-// world. The built-in actors read nothing but the store, so their enabled
-// steps only change when the store's revision does; most scheduling points
-// (reads, deliveries, clock ticks) then cost one comparison. An actor value
-// belongs to one world at a time.
-type stepMemo struct {
-	world *World
-	store *Store
-	rev   model.Revision
-	at    model.Time // the kubelet's steps also depend on the clock
-	steps []Step
-}
+// world's store and one logical time. The built-in actors read nothing but
+// the store (and the kubelet the clock), so their enabled steps only change
+// when the store's revision does; most scheduling points (reads,
+// deliveries, clock ticks) then cost one comparison.
+type stepMemo struct{ revisionMemo[[]Step] }
 
+// lookup appends the remembered steps to buf, if they are still valid.
 func (m *stepMemo) lookup(w *World, buf []Step) ([]Step, bool) {
-	if m.world == w && m.store == w.Store && m.rev == w.Store.rev && m.at == w.Clock.Now() && m.store != nil {
-		return append(buf, m.steps...), true
+	if steps, ok := m.get(clockedKey(w.Store, w.Clock)); ok {
+		return append(buf, steps...), true
 	}
 	return buf, false
 }
 
 // save remembers the steps appended to buf from index from on.
 func (m *stepMemo) save(w *World, buf []Step, from int) {
-	m.world, m.store, m.rev, m.at = w, w.Store, w.Store.rev, w.Clock.Now()
-	m.steps = append(m.steps[:0], buf[from:]...)
+	m.set(clockedKey(w.Store, w.Clock), append(m.last()[:0], buf[from:]...))
 }
 
 // storedList returns the stored objects of kind k in key order (the store's

@@ -26,7 +26,13 @@
 // reads come from that apiserver's caches (or the head, for quorum reads).
 // Every call is recorded as one model.Event.
 //
-// A World sets the cluster in motion (world.go, run.go, host.go): a Host
+// A World sets the cluster in motion (world.go, run.go, host.go). It is
+// composed of parts that each own their state: the step scheduler
+// (scheduler.go: enabled steps, decisions, the settle phase's turns,
+// quiescence), the workload driver (workload_driver.go, until.go), the
+// fault injector (faults.go), the property hook (property_hook.go) and the
+// explorer hooks (explorer_hooks.go, statehash.go); values recomputed only
+// when the store's revision moves share one memo (memo.go). A Host
 // runs each controller under test, unmodified, behind its own client.Client,
 // one API call per step (the reconciler's goroutine hands control back at
 // every call); informers list from the apiserver the controller is

@@ -265,7 +265,7 @@ func TestManagerInitialList(t *testing.T) {
 	if p.setups != 1 {
 		t.Fatalf("Setup ran %d times", p.setups)
 	}
-	e.w.crash(e.host(), e.w.Server(1))
+	e.w.faults.crash(e.w, e.host(), e.w.Server(1))
 	if p.setups != 2 {
 		t.Fatalf("a crash did not run Setup again (%d runs)", p.setups)
 	}

@@ -49,15 +49,11 @@ func (w *World) StateHash() (uint64, bool) {
 	}
 	f := newFingerprint()
 	hh, put, putS := f.h, f.put, f.putS
-	if w.monitor != nil && !w.monitor.HashState(hh) {
+	if m := w.props.monitor; m != nil && !m.HashState(hh) {
 		return 0, false
 	}
 	w.hashStore(f)
-	for _, p := range w.paused {
-		put(uint64(p.server.ID))
-		putS(p.cache.kind.gvk.Kind)
-		w.hashObjects(hh, p.cache.kind, p.cache.objects, put, putS)
-	}
+	w.faults.hashState(w, f)
 	for _, h := range w.hosts {
 		putS(string(h.actor))
 		put(uint64(h.server.ID))
@@ -93,24 +89,10 @@ func (w *World) StateHash() (uint64, bool) {
 			s.HashState(hh)
 		}
 	}
-	put(uint64(w.workload))
-	if w.waiting {
-		put(uint64(w.waitDeadline - w.Clock.Now()))
-	}
-	if w.attempting {
-		// A workload step being retried: its deadline and next attempt.
-		put(uint64(w.retryDeadline - w.Clock.Now()))
-		put(uint64(max(0, w.retryAt-w.Clock.Now())))
-	}
-	if w.stuck != nil {
-		put(0x57) // a WorkloadStuck finding is pending
-	}
-	put(uint64(w.budget.Crashes)<<48 | uint64(w.budget.Stale)<<32 | uint64(w.budget.Drops)<<16 | uint64(w.budget.Evictions))
-	if w.settling {
-		put(1)
-	}
-	put(uint64(w.Clock.Now()))
-	put(uint64(w.steps))
+	w.workload.hashState(w.Clock.Now(), f)
+	b := w.faults.budget
+	put(uint64(b.Crashes)<<48 | uint64(b.Stale)<<32 | uint64(b.Drops)<<16 | uint64(b.Evictions))
+	w.sched.hashState(w.Clock.Now(), f)
 	return hh.Sum64(), true
 }
 
@@ -129,7 +111,7 @@ func (w *World) hashObjects(hh hash.Hash64, k *kindInfo, objects map[string]clie
 	for _, key := range keys {
 		putS(key)
 		obj := objects[key]
-		h := w.contentHash(obj)
+		h := w.explorer.contentHash(obj)
 		if k != nil {
 			if head, ok := w.Store.peek(k, key); ok && head == obj {
 				h ^= 1 // stored objects are immutable: same pointer, same revision
@@ -154,7 +136,7 @@ func (w *World) hashPending(inf *informer, put func(uint64), putS func(string)) 
 		putS(c.Key)
 		put(uint64(c.Type))
 		if c.Object != nil {
-			put(w.contentHash(c.Object))
+			put(w.explorer.contentHash(c.Object))
 		}
 		head, ok := inf.server.store.peek(inf.kind, c.Key)
 		if ok && head == c.Object {
@@ -167,11 +149,11 @@ func (w *World) hashPending(inf *informer, put func(uint64), putS func(string)) 
 
 // contentHash hashes an object's content without its resourceVersion.
 // Stored objects are immutable, so the hash is computed once per object.
-func (w *World) contentHash(obj client.Object) uint64 {
-	if w.contentHashes == nil {
-		w.contentHashes = map[client.Object]uint64{}
+func (x *explorerHooks) contentHash(obj client.Object) uint64 {
+	if x.contentHashes == nil {
+		x.contentHashes = map[client.Object]uint64{}
 	}
-	if h, ok := w.contentHashes[obj]; ok {
+	if h, ok := x.contentHashes[obj]; ok {
 		return h
 	}
 	c := copyObject(obj)
@@ -183,8 +165,8 @@ func (w *World) contentHash(obj client.Object) uint64 {
 	}
 	h := fnv.New64a()
 	h.Write(data)
-	w.contentHashes[obj] = h.Sum64()
-	return w.contentHashes[obj]
+	x.contentHashes[obj] = h.Sum64()
+	return x.contentHashes[obj]
 }
 
 // StoreHash fingerprints the store's contents alone (object content without

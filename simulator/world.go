@@ -47,65 +47,35 @@ type Timed interface {
 
 // World is one run of a scenario: the cluster, the controllers under test,
 // the built-in actors, the workload and the fault budget, driven by one
-// Chooser.
+// Chooser. It composes parts that each own their state:
+//
+//   - sched (scheduler.go): the enabled steps, the decisions asked of the
+//     chooser, the settle phase's turns, the step count and quiescence;
+//   - workload (workload_driver.go): the user's workload steps, their
+//     retries, wait conditions and deadlines, and WorkloadStuck;
+//   - faults (faults.go): the fault budget, the fault steps and what the
+//     faults did (paused caches), until the settle phase ends them;
+//   - props (property_hook.go): the property monitor, its violations and
+//     the run's harness error;
+//   - explorer (explorer_hooks.go): what the explorer reads of a run (the
+//     state fingerprint, whether the chooser pruned it, the writes).
+//
+// The World itself holds what they share: the cluster, the hosts of the
+// controllers, the actors and their clients.
 type World struct {
 	*Cluster
 	Scenario *Scenario
-	recorder *model.Recorder
 
 	hosts   []*Host
 	actors  []Actor
 	clients map[model.Actor]*Client
 	peek    *Client // unrecorded quorum reads of ground truth
 
-	budget   model.FaultBudget
-	workload int  // index of the next workload step
-	waiting  bool // the workload step ran; its Until has not held yet
-	settling bool
-	caughtUp bool // the CaughtUp event is recorded
-	paused   []*pausedCache
-
-	steps     int
-	quiescent bool
-	stopped   bool
-	lastRev   model.Revision
-	quietFrom model.Time
-
-	monitor    *properties.Run
-	violations []properties.Violation
-	harnessErr error
-
-	buf          []Step
-	turn         int
-	keepGoing    bool
-	waitDeadline model.Time
-	// The current workload step: attempting while its Do is retried, from
-	// step waitFrom at time waitStart, until retryDeadline; the next
-	// attempt not before retryAt. stuck is the WorkloadStuck finding.
-	attempting    bool
-	waitFrom      int
-	waitStart     model.Time
-	retryDeadline model.Time
-	retryAt       model.Time
-	stuck         *properties.Violation
-	staleKinds    []*kindInfo
-
-	contentHashes map[client.Object]uint64
-	pruned        bool
-	options       []model.Option // the current decision's options (reused)
-	decided       int            // events recorded before the current decision
-	fingerprint   func() (uint64, bool)
-	untilRev      model.Revision // store revision+1 at which Until last failed
-	until         untilMemo      // the kinds Until read, to ask it again only when they change
-	pauseSteps    []Step         // the stale-fault steps, built once
-	evictRev      model.Revision // store revision+1 evictSteps were computed at
-	evictSteps    []Step
-	writes        int
-}
-
-type pausedCache struct {
-	server *APIServer
-	cache  *WatchCache
+	sched    stepScheduler
+	workload workloadDriver
+	faults   faultInjector
+	props    propertyHook
+	explorer explorerHooks
 }
 
 // Hosts returns the controller hosts (one per controller under test).
@@ -165,20 +135,20 @@ func (w *World) record(actor model.Actor, op model.Op, kind, namespace, name, de
 
 // Enabled returns the steps enabled at the current decision: a chooser
 // that picks by label (ScriptChooser) reads it while Choose is asked.
-func (w *World) Enabled() []Step { return w.buf }
+func (w *World) Enabled() []Step { return w.sched.enabled }
 
 // PausedCaches is the number of watch caches paused by a stale fault.
-func (w *World) PausedCaches() int { return len(w.paused) }
+func (w *World) PausedCaches() int { return len(w.faults.paused) }
 
 // Pruned reports whether the chooser ended the run (model.Prune).
-func (w *World) Pruned() bool { return w.pruned }
+func (w *World) Pruned() bool { return w.explorer.pruned }
 
 // Writes counts the events that changed the store or touched an external
 // system so far: the explorer offers faults only after such events.
-func (w *World) Writes() int { return w.writes }
+func (w *World) Writes() int { return w.explorer.writes }
 
 // Violations returns the property violations found so far.
-func (w *World) Violations() []properties.Violation { return w.violations }
+func (w *World) Violations() []properties.Violation { return w.props.violations }
 
 // newBareWorld builds a world with a cluster and no controllers, workload or
 // faults: for tests of the built-in actors.

@@ -1,0 +1,30 @@
+package simulator
+
+import (
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/opcheck/opcheck/model"
+)
+
+// explorerHooks is the part of a World the explorer reads between
+// decisions: the state fingerprint a decision offers (World.StateHash),
+// whether the chooser pruned the run, and the count of writes (the
+// explorer offers faults only after one). It keeps the content hashes of
+// stored objects, which never change, for the fingerprint.
+type explorerHooks struct {
+	fingerprint   func() (uint64, bool)
+	pruned        bool
+	writes        int
+	contentHashes map[client.Object]uint64
+}
+
+// observe counts the events that changed the store or touched an external
+// system.
+func (x *explorerHooks) observe(e *model.Event) {
+	if e.Change != model.ChangeNone || e.Op == model.OpExternal {
+		x.writes++
+	}
+}
+
+// notePruned notes that the chooser ended the run (model.Prune).
+func (x *explorerHooks) notePruned() { x.pruned = true }

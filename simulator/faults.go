@@ -1,0 +1,239 @@
+package simulator
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/opcheck/opcheck/model"
+)
+
+// faultInjector is the part of a World that injects faults: it offers the
+// fault steps the budget still allows (crash-restart, paused watch cache,
+// dropped watch event, watch expiry, pod eviction), spends the budget for
+// the one chosen, keeps what a fault left behind (the paused caches) and
+// ends it all when the settle phase starts. It also notes, once, when the
+// faults' last effects are gone (CaughtUp).
+type faultInjector struct {
+	budget     model.FaultBudget
+	staleKinds []*kindInfo // the kinds a stale fault may pause
+	paused     []*pausedCache
+	caughtUp   bool // the CaughtUp event is recorded
+
+	pauseSteps []Step               // the stale-fault steps, built once
+	evictions  revisionMemo[[]Step] // the eviction steps at one revision
+}
+
+// pausedCache is a watch cache a stale fault paused.
+type pausedCache struct {
+	server *APIServer
+	cache  *WatchCache
+}
+
+// spend takes the fault from the budget.
+func (f *faultInjector) spend(kind model.FaultKind) { f.budget = f.budget.Spend(kind) }
+
+// end ends the fault phase: paused caches resume, no more faults.
+func (f *faultInjector) end(w *World) {
+	w.record(model.ActorFault, model.OpSettle, "", "", "", "faults are over: "+f.budget.String()+" left unused")
+	for _, p := range f.paused {
+		p.server.Resume(p.cache)
+		w.record(model.ActorFault, model.OpResumeCache, p.cache.kind.gvk.Kind, "", "", string(model.APIServerActor(p.server.ID)))
+	}
+	f.paused = nil
+}
+
+// noteCaughtUp records, once per run, the first moment in the settle
+// phase when no watch cache is paused and every informer has received
+// every event of its apiserver (and healed what it lost): from here on the
+// controllers see the store as it is, and a reconcile that keeps failing is
+// not failing on a view the faults left stale (properties.NoStuckReconcile).
+func (f *faultInjector) noteCaughtUp(w *World) {
+	if f.caughtUp || len(f.paused) > 0 {
+		return
+	}
+	for _, h := range w.hosts {
+		for _, inf := range h.informers {
+			if inf.lost || inf.hasPending() {
+				return
+			}
+		}
+	}
+	f.caughtUp = true
+	w.record(model.ActorFault, model.OpCaughtUp, "", "", "", "every informer at revision "+w.Store.rev.String())
+}
+
+// inForce reports whether a fault still holds the controllers back: a
+// paused watch cache, or an informer that lost an event and has not
+// relisted since.
+func (f *faultInjector) inForce(w *World) bool {
+	if len(f.paused) > 0 {
+		return true
+	}
+	for _, h := range w.hosts {
+		for _, inf := range h.informers {
+			if inf.lost {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// steps appends the faults the budget still allows.
+func (f *faultInjector) steps(w *World, buf []Step) []Step {
+	b := f.budget
+	// The fault steps only change with the hosts, the servers and the
+	// kinds, so they are built once (this runs at every decision).
+	if b.Crashes > 0 {
+		for _, h := range w.hosts {
+			if h.crashSteps == nil {
+				for _, s := range w.Servers {
+					h, s := h, s
+					h.crashSteps = append(h.crashSteps, Step{Actor: model.ActorFault, Class: model.StepFault, Fault: model.FaultCrash, Server: s.ID, Label: "crash " + string(h.actor) + ", restart on " + string(model.APIServerActor(s.ID)), Run: func() { f.crash(w, h, s) }})
+				}
+			}
+			buf = append(buf, h.crashSteps...)
+		}
+	}
+	if b.Stale > 0 && len(f.paused) == 0 {
+		if f.pauseSteps == nil {
+			for _, s := range w.Servers {
+				for _, k := range f.staleKinds {
+					s, k := s, k
+					f.pauseSteps = append(f.pauseSteps, Step{Actor: model.ActorFault, Class: model.StepFault, Fault: model.FaultStale, Kind: k.gvk.Kind, Label: "pause " + string(model.APIServerActor(s.ID)) + " " + k.gvk.Kind + " cache", Run: func() { f.pause(w, s, k) }})
+				}
+			}
+		}
+		buf = append(buf, f.pauseSteps...)
+	}
+	if len(f.paused) > 0 {
+		p := f.paused[0]
+		buf = append(buf, Step{Actor: model.ActorFault, Class: model.StepResume, Label: "resume " + string(model.APIServerActor(p.server.ID)) + " " + p.cache.kind.gvk.Kind + " cache", Run: func() { f.resume(w) }})
+	}
+	if b.Drops > 0 {
+		for _, h := range w.hosts {
+			for _, inf := range h.informers {
+				if inf.hasPending() {
+					buf = append(buf, h.cachedSteps(w, inf).drop)
+				}
+			}
+		}
+	}
+	if b.Expiries > 0 {
+		for _, h := range w.hosts {
+			for _, inf := range h.informers {
+				h, inf := h, inf
+				buf = append(buf, Step{Actor: model.ActorFault, Class: model.StepFault, Fault: model.FaultExpire, Kind: inf.kind.gvk.Kind, Label: "expire " + inf.kind.gvk.Kind + " watch of " + string(h.actor), Run: func() { f.expire(w, h, inf) }})
+			}
+		}
+	}
+	if b.Evictions > 0 {
+		buf = append(buf, f.evictionSteps(w)...)
+	}
+	return buf
+}
+
+// evictionSteps are the pods an eviction may strike: running, not being
+// deleted. They only change with the store, so they are computed once per
+// revision (this runs at every decision).
+func (f *faultInjector) evictionSteps(w *World) []Step {
+	key := revisionKey(w.Store)
+	if steps, ok := f.evictions.get(key); ok {
+		return steps
+	}
+	steps := f.evictions.last()[:0]
+	for _, obj := range w.PeekList(&corev1.Pod{}, "") {
+		pod := obj.(*corev1.Pod)
+		if pod.DeletionTimestamp == nil && pod.Status.Phase == corev1.PodRunning {
+			ns, name := pod.Namespace, pod.Name
+			steps = append(steps, Step{Actor: model.ActorFault, Class: model.StepFault, Fault: model.FaultEvict, Label: "evict pod " + ns + "/" + name, Run: func() { f.evict(w, ns, name) }})
+		}
+	}
+	f.evictions.set(key, steps)
+	return steps
+}
+
+// crash kills the controller at its current API call and starts a new
+// incarnation connected to apiserver s.
+func (f *faultInjector) crash(w *World, h *Host, s *APIServer) {
+	detail := "idle"
+	if h.run != nil {
+		detail = fmt.Sprintf("in reconcile %s before API call %d", h.run.req, h.run.calls) // calls counts the call it is parked at
+	}
+	h.abandon()
+	w.record(model.ActorFault, model.OpCrash, "", "", string(h.actor), detail)
+	nh := newHost(w, h.spec, s, h.incarnation+1)
+	for i, old := range w.hosts {
+		if old == h {
+			w.hosts[i] = nh
+		}
+	}
+	detail = string(model.APIServerActor(s.ID))
+	for _, inf := range nh.informers {
+		detail += fmt.Sprintf("; %s listed at rev %d", inf.kind.gvk.Kind, inf.rev)
+		if inf.rev < w.Store.rev && w.Server(s.ID).Cache(inf.kind).paused {
+			detail += " (paused cache)"
+		}
+	}
+	w.record(model.ActorFault, model.OpRestart, "", "", string(nh.actor), detail)
+}
+
+// pause stops apiserver s's cache of kind k where it is.
+func (f *faultInjector) pause(w *World, s *APIServer, k *kindInfo) {
+	c := s.Cache(k)
+	s.Sync(c) // a following cache is at the head when the partition starts
+	s.Pause(c)
+	f.paused = append(f.paused, &pausedCache{server: s, cache: c})
+	w.Record(model.Event{Actor: model.ActorFault, Op: model.OpPauseCache, Kind: k.gvk.Kind, Server: s.ID, ReadRev: c.rev, HeadRev: w.Store.rev})
+}
+
+// resume lets the oldest paused cache follow the store again.
+func (f *faultInjector) resume(w *World) {
+	p := f.paused[0]
+	f.paused = f.paused[1:]
+	p.server.Resume(p.cache)
+	w.Record(model.Event{Actor: model.ActorFault, Op: model.OpResumeCache, Kind: p.cache.kind.gvk.Kind, Server: p.server.ID, ReadRev: p.cache.rev, HeadRev: w.Store.rev})
+}
+
+// drop loses the next watch event the informer would receive, whatever
+// its type (an object's last event, its deletion, included): the informer
+// moves past it without seeing it, and stays wrong about that object until
+// it relists (a restart, a watch expiry, or the settle phase's relist).
+func (f *faultInjector) drop(w *World, h *Host, inf *informer) {
+	c, mustRelist := inf.next()
+	if c == nil || mustRelist {
+		return
+	}
+	inf.skip(c)
+	w.Record(model.Event{Actor: model.ActorFault, Op: model.OpDropEvent, Kind: inf.kind.gvk.Kind, Namespace: c.Object.GetNamespace(), Name: c.Object.GetName(), Rev: c.Rev, HeadRev: w.Store.rev, Detail: c.Type.String() + " for " + string(h.actor)})
+}
+
+// expire answers the informer's watch with 410 Gone: it relists from its
+// apiserver (stale, if that cache is paused) and notifies every
+// difference.
+func (f *faultInjector) expire(w *World, h *Host, inf *informer) {
+	w.Record(model.Event{Actor: model.ActorFault, Op: model.OpExpireWatch, Kind: inf.kind.gvk.Kind, Server: h.server.ID, ReadRev: inf.rev, HeadRev: w.Store.rev, Detail: "for " + string(h.actor)})
+	w.relist(h, inf, "watch expired (410): relisted")
+}
+
+// evict deletes a running pod, as the eviction API or a node-pressure
+// eviction would.
+func (f *faultInjector) evict(w *World, namespace, name string) {
+	w.Record(model.Event{Actor: model.ActorFault, Op: model.OpEvict, Kind: "Pod", Namespace: namespace, Name: name, HeadRev: w.Store.rev})
+	pod := &corev1.Pod{}
+	pod.Namespace, pod.Name = namespace, name
+	_ = w.ActorClient(model.ActorFault).Delete(context.Background(), pod, client.PropagationPolicy("Background"))
+}
+
+// hashState adds the fault phase's state to a state fingerprint: the
+// budget left and the caches paused.
+func (f *faultInjector) hashState(w *World, fp *fingerprint) {
+	for _, p := range f.paused {
+		fp.put(uint64(p.server.ID))
+		fp.putS(p.cache.kind.gvk.Kind)
+		w.hashObjects(fp.h, p.cache.kind, p.cache.objects, fp.put, fp.putS)
+	}
+}

@@ -1,0 +1,193 @@
+package simulator
+
+import (
+	"fmt"
+
+	"github.com/opcheck/opcheck/model"
+)
+
+// stepScheduler is the part of a World that decides which step runs next:
+// it collects the enabled steps, asks the chooser among them (one
+// model.Decision per step in the fault phase) or, in the settle phase,
+// gives each its turn, and judges quiescence. It counts the steps against
+// the scenario's bound and stops the run at a violation, a harness error
+// or a prune.
+type stepScheduler struct {
+	recorder *model.Recorder
+
+	enabled []Step         // the steps enabled at the current decision (reused)
+	options []model.Option // the current decision's options (reused)
+	decided int            // events recorded before the current decision
+
+	steps     int
+	turn      int  // the settle phase's rotation
+	settling  bool // the faults are over: fair turns, liveness is judged
+	quiescent bool
+	stopped   bool
+
+	lastRev   model.Revision // the store revision after the last step
+	quietFrom model.Time     // when the store last changed
+}
+
+// stop ends the run after the current step.
+func (s *stepScheduler) stop() { s.stopped = true }
+
+// run is the scheduler's loop: collect the enabled steps, let the chooser
+// pick one (or, in the settle phase, take turns), run it, until
+// quiescence, the step bound or a violation.
+func (s *stepScheduler) run(w *World) {
+	defer w.cleanup()
+	max := w.Scenario.maxSteps()
+	for s.steps < max && !s.stopped {
+		w.workload.advance(w)
+		if !s.settling && s.shouldSettle(w, max) {
+			w.settle()
+		}
+		if s.settling {
+			w.faults.noteCaughtUp(w)
+		}
+		steps := s.collect(w)
+		if len(steps) == 0 {
+			s.quiescent = s.settling && w.workload.done()
+			if !s.quiescent && !s.settling {
+				w.settle()
+				continue
+			}
+			break
+		}
+		if s.settling && idle(steps) && w.workload.done() && w.Clock.Now()-s.quietFrom >= w.Scenario.quietPeriod() {
+			s.quiescent = true
+			break
+		}
+		var i int
+		if s.settling {
+			// Fair turns: no choice is spent; every enabled step gets its
+			// turn in rotation (single watch deliveries included, so a
+			// reconcile may run between two events of a burst).
+			i = s.turn % len(steps)
+			s.turn++
+		} else {
+			i = s.recorder.Choose(s.decision(w, steps))
+			if i == model.Prune {
+				s.stopped = true
+				w.explorer.notePruned()
+				break // the chooser pruned this schedule
+			}
+		}
+		st := steps[i]
+		if st.Fault != 0 {
+			w.faults.spend(st.Fault)
+		}
+		st.Run()
+		s.steps++
+		if w.Store.rev != s.lastRev {
+			s.lastRev = w.Store.rev
+			s.quietFrom = w.Clock.Now()
+		}
+	}
+	if s.quiescent {
+		w.record(model.ActorClock, model.OpQuiescent, "", "", "", fmt.Sprintf("no change for %s", (w.Clock.Now()-s.quietFrom).String()))
+	}
+	if !s.stopped && w.props.finish(&w.History) {
+		s.stop()
+	}
+	if !w.explorer.pruned {
+		w.props.addStuck(w.workload.stuck)
+	}
+}
+
+// shouldSettle says whether the fault phase is over: the workload is done
+// and no fault is left, or two thirds of the step bound are spent (the
+// settle phase gets the last third to converge in).
+func (s *stepScheduler) shouldSettle(w *World, max int) bool {
+	if w.workload.done() && w.faults.budget.Total() == 0 {
+		return true
+	}
+	return s.steps >= max*2/3
+}
+
+// startSettling enters the settle phase; the store counts as quiet from
+// now.
+func (s *stepScheduler) startSettling(now model.Time) {
+	s.settling = true
+	s.quietFrom = now
+}
+
+// idle: nothing but the clock, faults, resumes or the settle decision can
+// move.
+func idle(steps []Step) bool {
+	for i := range steps {
+		if steps[i].Actor != model.ActorClock && steps[i].Actor != model.ActorFault {
+			return false
+		}
+	}
+	return true
+}
+
+// collect lists every step that can run now, in a fixed order:
+// controllers, built-in and external actors, the user, faults, the clock.
+func (s *stepScheduler) collect(w *World) []Step {
+	buf := s.enabled[:0]
+	for _, h := range w.hosts {
+		h := h
+		if h.enabled() {
+			label := "reconcile"
+			if h.run != nil {
+				label = "continue " + h.run.req.String()
+			}
+			buf = append(buf, Step{Actor: h.actor, Class: model.StepReconcile, Label: label, Run: h.step})
+		}
+		for _, inf := range h.informers {
+			if inf.hasPending() {
+				buf = append(buf, h.cachedSteps(w, inf).deliver)
+			} else if inf.lost && s.settling {
+				// The faults are over: the watch of an informer that
+				// lost events expires and it relists, so liveness is not
+				// judged on a cache a fault left wrong for good.
+				h, inf := h, inf
+				buf = append(buf, Step{Actor: h.actor, Class: model.StepDeliver, Label: "relist " + inf.kind.gvk.Kind, Run: func() { w.relist(h, inf, "lost events: watch expired (410), relisted") }})
+			}
+		}
+	}
+	for _, a := range w.actors {
+		buf = a.Steps(w, buf)
+	}
+	buf = w.workload.appendStep(w, buf)
+	ordinary := len(buf)
+	if !s.settling {
+		buf = w.faults.steps(w, buf)
+		if w.workload.done() {
+			buf = append(buf, Step{Actor: model.ActorFault, Class: model.StepSettle, Label: "settle", Run: w.settle})
+		}
+	}
+	if at, ok := w.nextTimer(); ok && (ordinary == 0 || w.Scenario.ClockAnytime) {
+		buf = append(buf, Step{Actor: model.ActorClock, Class: model.StepClock, Label: "tick to " + at.String(), Run: func() { w.tick(at) }})
+	}
+	s.enabled = buf
+	return buf
+}
+
+// decision describes the choice among steps as data for the chooser: the
+// options, the events since the previous decision, and the state
+// fingerprint on demand.
+func (s *stepScheduler) decision(w *World, steps []Step) model.Decision {
+	opts := s.options[:0]
+	for i := range steps {
+		st := &steps[i]
+		opts = append(opts, model.Option{Actor: st.Actor, Class: st.Class, Fault: st.Fault, Kind: st.Kind, Server: st.Server, Label: st.Label})
+	}
+	s.options = opts
+	since := w.History.Events[s.decided:]
+	s.decided = len(w.History.Events)
+	return model.Decision{Kind: model.ChooseStep, Options: opts, Since: since, Fingerprint: w.explorer.fingerprint}
+}
+
+// hashState adds the phase, the clock and the steps taken to a state
+// fingerprint (the step bound and the forced settle phase count them).
+func (s *stepScheduler) hashState(now model.Time, f *fingerprint) {
+	if s.settling {
+		f.put(1)
+	}
+	f.put(uint64(now))
+	f.put(uint64(s.steps))
+}
