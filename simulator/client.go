@@ -141,7 +141,7 @@ func (c *Client) IsObjectNamespaced(obj runtime.Object) (bool, error) {
 // controller-runtime's typed client decodes answers (the decoder clears
 // them); its informer cache stamps them back (keepTypeMeta). Unstructured
 // and metadata-only objects always keep theirs.
-func fill(dst client.Object, stored client.Object, keepTypeMeta bool) error {
+func fill(k *kindInfo, dst client.Object, stored client.Object, keepTypeMeta bool) error {
 	if pm, ok := dst.(*metav1.PartialObjectMetadata); ok {
 		fillMetadata(pm, stored)
 		return nil
@@ -154,11 +154,10 @@ func fill(dst client.Object, stored client.Object, keepTypeMeta bool) error {
 		u.SetUnstructuredContent(m)
 		return nil
 	}
-	dv, sv := reflect.ValueOf(dst), reflect.ValueOf(stored)
-	if dv.Type() != sv.Type() {
+	if reflect.TypeOf(dst) != reflect.TypeOf(stored) {
 		return fmt.Errorf("opcheck: cannot read %T into %T", stored, dst)
 	}
-	dv.Elem().Set(reflect.ValueOf(stored.DeepCopyObject()).Elem())
+	k.copyInto(dst, stored)
 	if !keepTypeMeta {
 		dst.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
 	}
@@ -196,7 +195,7 @@ func (c *Client) Get(ctx context.Context, key client.ObjectKey, obj client.Objec
 	e := model.Event{Op: model.OpGet, Kind: k.gvk.Kind, Namespace: key.Namespace, Name: key.Name, ReadRev: readRev, HeadRev: c.cluster.Store.rev, Stale: stale, Err: errString(err)}
 	if err == nil {
 		e.Rev = revOf(stored)
-		err = fill(obj, stored, c.reads.informerCache())
+		err = fill(k, obj, stored, c.reads.informerCache())
 	}
 	c.record(e)
 	return err
@@ -257,7 +256,7 @@ func (c *Client) List(ctx context.Context, list client.ObjectList, opts ...clien
 		for i, obj := range objs {
 			e.Versions[i] = model.Version{Name: objectKey(k, obj.GetNamespace(), obj.GetName()), Rev: revOf(obj)}
 		}
-		err = fillList(list, objs, cached)
+		err = fillList(k, list, objs, cached)
 		if lm, ok := list.(metav1.ListInterface); ok {
 			lm.SetResourceVersion(readRev.String())
 			lm.SetContinue(next)
@@ -328,7 +327,7 @@ func fillMetadata(pm *metav1.PartialObjectMetadata, stored client.Object) {
 	pm.SetGroupVersionKind(gvk)
 }
 
-func fillList(list client.ObjectList, objs []client.Object, keepTypeMeta bool) error {
+func fillList(k *kindInfo, list client.ObjectList, objs []client.Object, keepTypeMeta bool) error {
 	if pl, ok := list.(*metav1.PartialObjectMetadataList); ok {
 		pl.Items = make([]metav1.PartialObjectMetadata, len(objs))
 		gvk := pl.GroupVersionKind()
@@ -339,7 +338,6 @@ func fillList(list client.ObjectList, objs []client.Object, keepTypeMeta bool) e
 		}
 		return nil
 	}
-	items := make([]runtime.Object, len(objs))
 	if ul, ok := list.(*unstructured.UnstructuredList); ok {
 		ul.Items = ul.Items[:0]
 		for _, obj := range objs {
@@ -351,16 +349,46 @@ func fillList(list client.ObjectList, objs []client.Object, keepTypeMeta bool) e
 		}
 		return nil
 	}
-	for i, obj := range objs {
-		items[i] = obj.DeepCopyObject()
-		if !keepTypeMeta {
-			items[i].GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
-		}
-	}
 	if !keepTypeMeta {
 		list.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
 	}
-	return meta.SetList(list, items)
+	if items := typedItems(k, list); items.IsValid() {
+		// The usual case, a typed list of the kind's Go type: copy each
+		// stored object straight into its slot of a new Items slice.
+		slice := reflect.MakeSlice(items.Type(), len(objs), len(objs))
+		for i, obj := range objs {
+			slot := slice.Index(i).Addr()
+			k.copyIntoValue(slot, obj)
+			if !keepTypeMeta {
+				slot.Interface().(client.Object).GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+			}
+		}
+		items.Set(slice)
+		return nil
+	}
+	out := make([]runtime.Object, len(objs))
+	for i, obj := range objs {
+		out[i] = obj.DeepCopyObject()
+		if !keepTypeMeta {
+			out[i].GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+		}
+	}
+	return meta.SetList(list, out)
+}
+
+// typedItems returns the settable Items field of a typed list whose items
+// are values of the kind's Go type ([]T), or an invalid Value for any other
+// list shape (meta.SetList handles those).
+func typedItems(k *kindInfo, list client.ObjectList) reflect.Value {
+	v := reflect.ValueOf(list)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return reflect.Value{}
+	}
+	items := v.Elem().FieldByName("Items")
+	if !items.IsValid() || items.Kind() != reflect.Slice || items.Type().Elem() != k.typ || !items.CanSet() {
+		return reflect.Value{}
+	}
+	return items
 }
 
 // writeEvent records a write and copies the stored result back to obj. A
@@ -385,7 +413,7 @@ func (c *Client) writeEvent(op model.Op, k *kindInfo, obj client.Object, head mo
 	}
 	c.record(e)
 	if err == nil && stored != nil {
-		return fill(obj, stored, false)
+		return fill(k, obj, stored, false)
 	}
 	return err
 }

@@ -88,9 +88,43 @@ type kindInfo struct {
 	specFields  []int // every field except TypeMeta, ObjectMeta and Status
 	typ         reflect.Type
 	order       int // first-use order: deterministic tie breaks between kinds
+	// deepCopyInto is the kind's generated (*T).DeepCopyInto and
+	// statusCopyInto its status type's (*S).DeepCopyInto, as method
+	// expressions called through reflection; invalid when the type has
+	// none. Copying into the caller's object saves the whole-object
+	// allocation (and its write barriers) a DeepCopyObject and a struct
+	// assignment would cost on every read.
+	deepCopyInto   reflect.Value
+	statusCopyInto reflect.Value
 }
 
 func (k *kindInfo) String() string { return k.gvk.Kind }
+
+// copyInto deep-copies src into dst, two objects of this kind (dst's
+// previous contents are overwritten, as a generated DeepCopyInto does).
+func (k *kindInfo) copyInto(dst, src client.Object) {
+	k.copyIntoValue(reflect.ValueOf(dst), src)
+}
+
+// copyIntoValue is copyInto for a destination given as a reflect.Value of
+// a *T (a list item's address).
+func (k *kindInfo) copyIntoValue(dst reflect.Value, src client.Object) {
+	if k.deepCopyInto.IsValid() {
+		k.deepCopyInto.Call([]reflect.Value{reflect.ValueOf(src), dst})
+		return
+	}
+	dst.Elem().Set(reflect.ValueOf(src.DeepCopyObject()).Elem())
+}
+
+// copyIntoMethod returns the method expression (*T).DeepCopyInto of a
+// pointer type pt, if it has the generated signature.
+func copyIntoMethod(pt reflect.Type) reflect.Value {
+	m, ok := pt.MethodByName("DeepCopyInto")
+	if !ok || m.Type.NumIn() != 2 || m.Type.In(1) != pt || m.Type.NumOut() != 0 {
+		return reflect.Value{}
+	}
+	return m.Func
+}
 
 // newObject returns a fresh zero object of this kind.
 func (k *kindInfo) newObject() client.Object {
@@ -212,6 +246,10 @@ func (r *kindRegistry) forGVK(gvk schema.GroupVersionKind) (*kindInfo, error) {
 		}
 	}
 	k.hasStatus = k.statusField >= 0 && !r.noStatus[k.gk]
+	k.deepCopyInto = copyIntoMethod(t)
+	if k.statusField >= 0 {
+		k.statusCopyInto = copyIntoMethod(reflect.PointerTo(st.Field(k.statusField).Type))
+	}
 	builtin := k.isBuiltin()
 	k.generation = !builtin || generationKinds[k.gk]
 	k.generationOnStatus = !builtin && !k.hasStatus && k.statusField >= 0

@@ -76,7 +76,7 @@ func NewWorld(sc *Scenario, chooser model.Chooser, opts RunOptions) (w *World, e
 		}
 	}()
 	w = &World{
-		Cluster:  NewCluster(sc.Scheme, ClusterOptions{APIServers: sc.APIServers, StoreOptions: sc.StoreOptions}),
+		Cluster:  NewCluster(sc.Scheme, ClusterOptions{APIServers: sc.APIServers, Events: worldEvents, StoreOptions: sc.StoreOptions}),
 		Scenario: sc,
 		clients:  map[model.Actor]*Client{},
 		sched:    stepScheduler{recorder: &model.Recorder{Inner: chooser}},

@@ -668,17 +668,35 @@ func (s *Store) UpdateStatus(in client.Object) (*Change, client.Object, error) {
 	if err := s.checkPreconditions(k, in, old); err != nil {
 		return nil, nil, err
 	}
-	// One deep copy: the request's status, with every other top-level field
+	// The request's status, deep-copied, with every other top-level field
 	// (TypeMeta, ObjectMeta, spec) taken from old. Stored objects are never
 	// mutated, so sharing their nested maps and slices is safe.
-	obj := copyObject(in)
+	obj := statusOver(k, in, old)
+	return s.writeChecked(k, key, obj, old, fieldEqual(obj, old, k.statusField))
+}
+
+// statusOver returns a new object with in's status (a deep copy) and every
+// other top-level field of old (shared, not copied). With the status type's
+// generated DeepCopyInto only the status is copied; without one, the whole
+// request is and its other fields are then replaced.
+func statusOver(k *kindInfo, in, old client.Object) client.Object {
+	var obj client.Object
+	if k.statusCopyInto.IsValid() {
+		obj = k.newObject()
+		k.statusCopyInto.Call([]reflect.Value{
+			reflect.ValueOf(in).Elem().Field(k.statusField).Addr(),
+			reflect.ValueOf(obj).Elem().Field(k.statusField).Addr(),
+		})
+	} else {
+		obj = copyObject(in)
+	}
 	dst, src := reflect.ValueOf(obj).Elem(), reflect.ValueOf(old).Elem()
 	for i := 0; i < dst.NumField(); i++ {
 		if i != k.statusField {
 			dst.Field(i).Set(src.Field(i))
 		}
 	}
-	return s.writeChecked(k, key, obj, old, fieldEqual(obj, old, k.statusField))
+	return obj
 }
 
 // DeleteOptions are the options of one delete.
