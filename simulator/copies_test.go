@@ -1,0 +1,169 @@
+package simulator
+
+import (
+	"context"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// handCopied is a custom resource whose type has DeepCopyObject but no
+// generated DeepCopyInto, on itself or its status: reads and status writes
+// of it take the generic path.
+type handCopied struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              handCopiedPart `json:"spec,omitempty"`
+	Status            handCopiedPart `json:"status,omitempty"`
+}
+
+type handCopiedPart struct {
+	Items []string `json:"items,omitempty"`
+}
+
+func (h *handCopied) DeepCopyObject() runtime.Object {
+	out := *h
+	h.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	out.Spec.Items = append([]string(nil), h.Spec.Items...)
+	out.Status.Items = append([]string(nil), h.Status.Items...)
+	return &out
+}
+
+type handCopiedList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []handCopied `json:"items"`
+}
+
+func (l *handCopiedList) DeepCopyObject() runtime.Object {
+	out := &handCopiedList{TypeMeta: l.TypeMeta}
+	l.ListMeta.DeepCopyInto(&out.ListMeta)
+	for i := range l.Items {
+		out.Items = append(out.Items, *l.Items[i].DeepCopyObject().(*handCopied))
+	}
+	return out
+}
+
+// TestReadsAndWriteBacksAreTheCallersOwn: whatever a client call leaves in
+// the caller's object (a Get, a List's items, the stored result copied back
+// after Update and status Update) shares nothing with the store: mutating
+// it, down to nested maps and slices, changes no stored object. Both copy
+// paths are covered: a kind with a generated DeepCopyInto (Pod) and one
+// without (handCopied).
+func TestReadsAndWriteBacksAreTheCallersOwn(t *testing.T) {
+	gv := schema.GroupVersion{Group: "test.opcheck.io", Version: "v1"}
+	s := testScheme()
+	s.AddKnownTypes(gv, &handCopied{}, &handCopiedList{})
+	c := NewCluster(s, ClusterOptions{})
+	cl := c.Client("user", 1, false)
+	ctx := context.Background()
+
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "p", Labels: map[string]string{"app": "a"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i"}}}}
+	hc := &handCopied{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "h", Labels: map[string]string{"app": "a"}},
+		Spec: handCopiedPart{Items: []string{"spec"}}}
+	for _, obj := range []client.Object{pod, hc} {
+		if err := cl.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A status write: the request's status must be copied, not kept (the
+	// caller may hold on to what it put there).
+	items := []string{"status"}
+	hc.Status.Items = items
+	if err := cl.Status().Update(ctx, hc); err != nil {
+		t.Fatal(err)
+	}
+	items[0] = "scribbled by the caller after UpdateStatus"
+	conditions := []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	pod.Status.Conditions = conditions
+	if err := cl.Status().Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	conditions[0].Status = corev1.ConditionFalse
+
+	snapshot := func() (*corev1.Pod, *handCopied) {
+		pk, _ := c.Store.kinds.forObject(pod)
+		hk, _ := c.Store.kinds.forObject(hc)
+		p, _ := c.Store.peek(pk, "default/p")
+		h, _ := c.Store.peek(hk, "default/h")
+		return p.(*corev1.Pod).DeepCopy(), h.DeepCopyObject().(*handCopied)
+	}
+	wantPod, wantHC := snapshot()
+	if got := wantHC.Status.Items; len(got) != 1 || got[0] != "status" {
+		t.Fatalf("stored status items = %q, want [status]: the status update kept the caller's slice", got)
+	}
+	if got := wantPod.Status.Conditions; len(got) != 1 || got[0].Status != corev1.ConditionTrue {
+		t.Fatalf("stored pod conditions = %v, want one Ready=True: the status update kept the caller's slice", got)
+	}
+
+	scribblePod := func(p *corev1.Pod) {
+		p.Labels["app"] = "scribbled"
+		p.Spec.Containers[0].Image = "scribbled"
+		if len(p.Status.Conditions) > 0 {
+			p.Status.Conditions[0].Type = "Scribbled"
+		}
+	}
+	scribbleHC := func(h *handCopied) {
+		h.Labels["app"] = "scribbled"
+		h.Spec.Items[0] = "scribbled"
+		h.Status.Items[0] = "scribbled"
+	}
+	var gotPod corev1.Pod
+	var gotHC handCopied
+	if err := cl.Get(ctx, client.ObjectKeyFromObject(pod), &gotPod); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.Get(ctx, client.ObjectKeyFromObject(hc), &gotHC); err != nil {
+		t.Fatal(err)
+	}
+	scribblePod(&gotPod)
+	scribbleHC(&gotHC)
+	var pods corev1.PodList
+	var hcs handCopiedList
+	if err := cl.List(ctx, &pods, client.InNamespace("default")); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.List(ctx, &hcs, client.InNamespace("default")); err != nil {
+		t.Fatal(err)
+	}
+	if len(pods.Items) != 1 || len(hcs.Items) != 1 {
+		t.Fatalf("listed %d pods and %d handCopied, want 1 and 1", len(pods.Items), len(hcs.Items))
+	}
+	if pods.Items[0].APIVersion != "" || pods.Items[0].Kind != "" {
+		t.Fatalf("a listed pod from an apiserver has apiVersion/kind %q/%q, want them empty", pods.Items[0].APIVersion, pods.Items[0].Kind)
+	}
+	scribblePod(&pods.Items[0])
+	scribbleHC(&hcs.Items[0])
+	// A write-back: Update copies the stored result into the caller's
+	// object, which the caller then owns.
+	for _, obj := range []client.Object{&gotPod, &gotHC} {
+		if err := cl.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			t.Fatal(err)
+		}
+		obj.SetAnnotations(map[string]string{"touched": "yes"})
+		if err := cl.Update(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantPod, wantHC = snapshot()
+	scribblePod(&gotPod)
+	scribbleHC(&gotHC)
+	gotPod.Annotations["touched"] = "scribbled"
+	gotHC.Annotations["touched"] = "scribbled"
+
+	p, h := snapshot()
+	if p.Labels["app"] != "a" || p.Spec.Containers[0].Image != "i" || p.Status.Conditions[0].Type != corev1.PodReady || p.Annotations["touched"] != "yes" {
+		t.Errorf("the stored pod changed when the caller scribbled on what it read: %+v", p)
+	}
+	if h.Labels["app"] != "a" || h.Spec.Items[0] != "spec" || h.Status.Items[0] != "status" || h.Annotations["touched"] != "yes" {
+		t.Errorf("the stored handCopied changed when the caller scribbled on what it read: %+v", h)
+	}
+	if p.ResourceVersion != wantPod.ResourceVersion || h.ResourceVersion != wantHC.ResourceVersion {
+		t.Errorf("resourceVersions moved without a write: pod %s -> %s, handCopied %s -> %s", wantPod.ResourceVersion, p.ResourceVersion, wantHC.ResourceVersion, h.ResourceVersion)
+	}
+}
