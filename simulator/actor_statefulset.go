@@ -15,9 +15,6 @@ import (
 	"github.com/opcheck/opcheck/model"
 )
 
-// This file holds the StatefulSet controller and the helpers the built-in
-// actors (actor_*.go) share.
-
 // LabelStatefulSetPodName is the label the StatefulSet controller puts on
 // every pod it creates, naming the pod.
 const LabelStatefulSetPodName = appsv1.StatefulSetPodNameLabel // "statefulset.kubernetes.io/pod-name"
@@ -25,75 +22,8 @@ const LabelStatefulSetPodName = appsv1.StatefulSetPodNameLabel // "statefulset.k
 // LabelStatefulSetPodIndex is the label carrying the pod's ordinal.
 const LabelStatefulSetPodIndex = appsv1.PodIndexLabel // "apps.kubernetes.io/pod-index"
 
-// stepMemo remembers the steps an actor computed at one revision of one
-// world's store and one logical time. The built-in actors read nothing but
-// the store (and the kubelet the clock), so their enabled steps only change
-// when the store's revision does; most scheduling points (reads,
-// deliveries, clock ticks) then cost one comparison.
-type stepMemo struct{ revisionMemo[[]Step] }
-
-// lookup appends the remembered steps to buf, if they are still valid.
-func (m *stepMemo) lookup(w *World, buf []Step) ([]Step, bool) {
-	if steps, ok := m.get(clockedKey(w.Store, w.Clock)); ok {
-		return append(buf, steps...), true
-	}
-	return buf, false
-}
-
-// save remembers the steps appended to buf from index from on.
-func (m *stepMemo) save(w *World, buf []Step, from int) {
-	m.set(clockedKey(w.Store, w.Clock), append(m.last()[:0], buf[from:]...))
-}
-
-// storedList returns the stored objects of kind k in key order (the store's
-// own objects: read only). Namespace "" means all namespaces.
-func storedList(w *World, k *kindInfo, namespace string) []client.Object {
-	t := w.Store.tables[k]
-	if t == nil || len(t.objects) == 0 {
-		return nil
-	}
-	return selectSorted(t.objects, &ListOptions{Namespace: namespace})
-}
-
-// storedGet returns the stored object of kind k (read only).
-func storedGet(w *World, k *kindInfo, namespace, name string) (client.Object, bool) {
-	t := w.Store.tables[k]
-	if t == nil {
-		return nil, false
-	}
-	obj, ok := t.objects[objectKey(k, namespace, name)]
-	return obj, ok
-}
-
-// Prototypes used only to resolve kinds; never written.
-var (
-	protoPod         = &corev1.Pod{}
-	protoClaim       = &corev1.PersistentVolumeClaim{}
-	protoStatefulSet = &appsv1.StatefulSet{}
-)
-
-func beingDeleted(obj metav1.Object) bool { return obj.GetDeletionTimestamp() != nil }
-
-// podRunningAndReady: phase Running and condition Ready True.
-func podRunningAndReady(p *corev1.Pod) bool {
-	if p.Status.Phase != corev1.PodRunning {
-		return false
-	}
-	for i := range p.Status.Conditions {
-		if p.Status.Conditions[i].Type == corev1.PodReady {
-			return p.Status.Conditions[i].Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
-func podPending(p *corev1.Pod) bool {
-	return p.Status.Phase == "" || p.Status.Phase == corev1.PodPending
-}
-
-func podTerminated(p *corev1.Pod) bool {
-	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
-}
+// protoStatefulSet resolves the StatefulSet kind; never written.
+var protoStatefulSet = &appsv1.StatefulSet{}
 
 func controllerUID(obj metav1.Object) (types.UID, bool) {
 	refs := obj.GetOwnerReferences()
@@ -104,8 +34,6 @@ func controllerUID(obj metav1.Object) (types.UID, bool) {
 	}
 	return "", false
 }
-
-func nsKey(namespace, name string) string { return namespace + "/" + name }
 
 // StatefulSetController is the built-in StatefulSet controller: it creates
 // claims and pods `<sts>-<i>` from the set's templates, scales down highest

@@ -1,7 +1,6 @@
 package simulator
 
 import (
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 )
@@ -18,7 +17,3 @@ func NewScheme(add ...func(*runtime.Scheme) error) *runtime.Scheme {
 	}
 	return s
 }
-
-// PodServing reports whether a pod serves: Running, Ready, not being
-// deleted. Workload wait conditions and properties ask this of ground truth.
-func PodServing(p *corev1.Pod) bool { return !beingDeleted(p) && podRunningAndReady(p) }
