@@ -738,3 +738,16 @@ func (u unsupportedSubResource) Patch(context.Context, client.Object, client.Pat
 func (u unsupportedSubResource) Apply(context.Context, runtime.ApplyConfiguration, ...client.SubResourceApplyOption) error {
 	return u.err()
 }
+
+// finalizeNamespace calls the finalize subresource and records it as an
+// Update of the Namespace with Detail "finalize".
+func (c *Client) finalizeNamespace(ctx context.Context, name string) {
+	c.enter(ctx)
+	head := c.cluster.Store.rev
+	ch, err := c.cluster.Store.FinalizeNamespace(name)
+	e := model.Event{Op: model.OpUpdate, Kind: "Namespace", Name: name, HeadRev: head, Err: errString(err), Detail: "finalize"}
+	if ch != nil {
+		e.Rev, e.Change, e.Object = ch.Rev, ch.Type, ch.Object
+	}
+	c.record(e)
+}

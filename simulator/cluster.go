@@ -98,3 +98,13 @@ func (c *Cluster) Seed(objs ...client.Object) error {
 	}
 	return nil
 }
+
+// kindOf resolves the kind of a typed prototype or panics: a scenario that
+// names an unregistered type is a harness error caught at world build.
+func (c *Cluster) kindOf(proto client.Object) *kindInfo {
+	k, err := c.Store.kinds.forObject(proto)
+	if err != nil {
+		panic(fmt.Errorf("%T is not a kind of the scenario's scheme: add its AddToScheme to the scheme (%w)", proto, err))
+	}
+	return k
+}

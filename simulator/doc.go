@@ -26,13 +26,14 @@
 // reads come from that apiserver's caches (or the head, for quorum reads).
 // Every call is recorded as one model.Event.
 //
-// A World sets the cluster in motion (world.go, run.go, host.go). It is
-// composed of parts that each own their state: the step scheduler
-// (scheduler.go: enabled steps, decisions, the settle phase's turns,
-// quiescence), the workload driver (workload_driver.go, until.go), the
-// fault injector (faults.go), the property hook (property_hook.go) and the
-// explorer hooks (explorer_hooks.go, statehash.go); values recomputed only
-// when the store's revision moves share one memo (memo.go). A Host
+// A World sets the cluster in motion (world.go, run.go). It is composed
+// of parts that each own their state: the step scheduler (scheduler.go:
+// enabled steps, decisions, the settle phase's turns, quiescence, the step
+// count), the workload driver (workload_driver.go, until.go), the fault
+// injector (faults.go), the property hook (property_hook.go: monitor,
+// violations, harness error) and the explorer hooks (explorer_hooks.go,
+// statehash.go: fingerprint, prune, writes); values recomputed only when
+// the store's revision moves share one memo (memo.go). A Host (host.go)
 // runs each controller under test, unmodified, behind its own client.Client,
 // one API call per step (the reconciler's goroutine hands control back at
 // every call); informers list from the apiserver the controller is
@@ -81,6 +82,25 @@
 // not written, watch bookmarks, and subresources other than status
 // (refused; the create-only Binding kind is served). docs/fidelity.md lists
 // every semantic with the test that shows it.
+//
+// The package's files form layers, and a file uses only what its own
+// layer or a lower one declares (layers_test.go checks it):
+//
+//  1. store: store.go, kinds.go, validation.go, defaults.go, graceful.go,
+//     namespaces.go, memo.go;
+//  2. apiserver: apiserver.go;
+//  3. client/informer: client.go, informer.go, cluster.go;
+//  4. host: host.go, manager.go, queue.go;
+//  5. world: world.go, run.go, controller_spec.go, scheduler.go,
+//     workload_driver.go, until.go, faults.go, property_hook.go,
+//     explorer_hooks.go, statehash.go, scenario.go, script.go, helpers.go,
+//     the built-in actors (actor_*.go, their shared helpers in
+//     actor_helpers.go).
+//
+// A lower layer that needs something of a higher one owns a small hook the
+// higher one fills in: a Host runs a hostSpec whose reconciler factory
+// the world builds from the scenario's ControllerSpec, and the world keeps
+// the hosts' steps.
 //
 // Everything here is deterministic: no wall clock, no global randomness, no
 // map order in behaviour. The same calls give byte-identical objects and

@@ -89,13 +89,14 @@ func (f *faultInjector) steps(w *World, buf []Step) []Step {
 	// kinds, so they are built once (this runs at every decision).
 	if b.Crashes > 0 {
 		for _, h := range w.hosts {
-			if h.crashSteps == nil {
+			hs := w.stepsOf(h)
+			if hs.crash == nil {
 				for _, s := range w.Servers {
 					h, s := h, s
-					h.crashSteps = append(h.crashSteps, Step{Actor: model.ActorFault, Class: model.StepFault, Fault: model.FaultCrash, Server: s.ID, Label: "crash " + string(h.actor) + ", restart on " + string(model.APIServerActor(s.ID)), Run: func() { f.crash(w, h, s) }})
+					hs.crash = append(hs.crash, Step{Actor: model.ActorFault, Class: model.StepFault, Fault: model.FaultCrash, Server: s.ID, Label: "crash " + string(h.actor) + ", restart on " + string(model.APIServerActor(s.ID)), Run: func() { f.crash(w, h, s) }})
 				}
 			}
-			buf = append(buf, h.crashSteps...)
+			buf = append(buf, hs.crash...)
 		}
 	}
 	if b.Stale > 0 && len(f.paused) == 0 {
@@ -117,7 +118,7 @@ func (f *faultInjector) steps(w *World, buf []Step) []Step {
 		for _, h := range w.hosts {
 			for _, inf := range h.informers {
 				if inf.hasPending() {
-					buf = append(buf, h.cachedSteps(w, inf).drop)
+					buf = append(buf, w.informerSteps(h, inf).drop)
 				}
 			}
 		}
@@ -165,12 +166,8 @@ func (f *faultInjector) crash(w *World, h *Host, s *APIServer) {
 	}
 	h.abandon()
 	w.record(model.ActorFault, model.OpCrash, "", "", string(h.actor), detail)
-	nh := newHost(w, h.spec, s, h.incarnation+1)
-	for i, old := range w.hosts {
-		if old == h {
-			w.hosts[i] = nh
-		}
-	}
+	nh := newHost(w.Cluster, h.spec, s, h.incarnation+1)
+	w.replaceHost(h, nh)
 	detail = string(model.APIServerActor(s.ID))
 	for _, inf := range nh.informers {
 		detail += fmt.Sprintf("; %s listed at rev %d", inf.kind.gvk.Kind, inf.rev)

@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
-	"time"
 
 	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,53 +23,20 @@ import (
 // reconcile that makes more is reported (OpStepBudget) and abandoned.
 const DefaultMaxCallsPerReconcile = 500
 
-// ControllerSpec describes a controller under test the way
-// controller-runtime's builder does: the primary type, owned types, extra
-// watches, and a factory for the reconciler. The factory is called at start
-// and after every crash, so each incarnation starts with empty memory.
-type ControllerSpec struct {
-	Name string
-	// For is the primary type: its events enqueue the object's own key.
-	For client.Object
-	// Owns lists types whose events enqueue the owner named by their
-	// controller ownerReference, when that owner is of the For type.
-	Owns []client.Object
-	// Watches lists other types with their own mapping to requests.
-	Watches []Watch
-	// New builds the reconciler from the client it must use.
-	New func(c client.Client) reconcile.Reconciler
-	// NewWithEnv is New for reconcilers that also need the logical clock or
-	// the world's external systems; set one of New and NewWithEnv.
-	NewWithEnv func(env *Env) reconcile.Reconciler
-	// Setup registers the controller with a controller-runtime manager the
-	// way the operator's own main does, e.g. by calling its NewReconciler
-	// and SetupWithManager: the builder's real predicates and event
-	// handlers then decide what is enqueued (see Manager). With Setup, set
-	// For to the type SetupWithManager's For names (it labels reconciles in
-	// the history and is the default stale-fault kind) and leave Owns,
-	// Watches, New and NewWithEnv empty. Setup runs at start and after every
-	// crash; ctx ends when the incarnation does.
-	Setup func(ctx context.Context, mgr manager.Manager) error
-	// MaxCallsPerReconcile bounds API calls per reconcile (default
-	// DefaultMaxCallsPerReconcile).
-	MaxCallsPerReconcile int
-}
-
-// validate says what is wrong with a spec, and what to do.
-func (s *ControllerSpec) validate() error {
-	if s.For == nil {
-		return fmt.Errorf("controller %q has no For type: set it to the primary type it reconciles", s.Name)
-	}
-	if s.Setup != nil {
-		if s.New != nil || s.NewWithEnv != nil || len(s.Owns) > 0 || len(s.Watches) > 0 {
-			return fmt.Errorf("controller %q has Setup and also New, NewWithEnv, Owns or Watches: with Setup, the watches and the reconciler come from what Setup registers with the manager; leave the others empty", s.Name)
-		}
-		return nil
-	}
-	if s.New == nil && s.NewWithEnv == nil {
-		return fmt.Errorf("controller %q has neither New, NewWithEnv nor Setup", s.Name)
-	}
-	return nil
+// hostSpec is what a Host needs of a controller under test: the world
+// derives it from the scenario's ControllerSpec (controller_spec.go) once
+// per controller, and every incarnation of the controller runs it.
+type hostSpec struct {
+	name    string
+	forType client.Object
+	owns    []client.Object
+	watches []Watch
+	// setup is ControllerSpec.Setup; with it, newReconciler is nil.
+	setup func(ctx context.Context, mgr manager.Manager) error
+	// newReconciler builds the reconciler of a new incarnation from the
+	// client it must use.
+	newReconciler func(c *Client, actor model.Actor) reconcile.Reconciler
+	maxCalls      int
 }
 
 // Watch maps events of Type to requests.
@@ -79,26 +45,14 @@ type Watch struct {
 	Map  func(obj client.Object) []reconcile.Request
 }
 
-// Env is what a reconciler factory gets: the client, the logical clock and
-// the world (for external systems).
-type Env struct {
-	Client client.Client
-	World  *World
-	Actor  model.Actor
-}
-
-// Now returns the logical time as a wall-clock instant: the reconciler's
-// time.Now.
-func (e *Env) Now() time.Time { return e.World.Clock.Wall() }
-
 // Host runs one incarnation of a controller under test: its informers
 // (list-then-watch from the apiserver it is connected to), its work queue,
 // and the reconcile in flight, which runs on its own goroutine but only ever
 // while the scheduler waits for it: control passes back and forth at every
 // API call, so exactly one goroutine runs at a time.
 type Host struct {
-	spec        *ControllerSpec
-	world       *World
+	spec        *hostSpec
+	cluster     *Cluster
 	actor       model.Actor
 	server      *APIServer
 	incarnation int
@@ -115,11 +69,6 @@ type Host struct {
 	// managed is set for a spec with Setup: the controller-runtime
 	// controller's event handlers decide what is enqueued.
 	managed *managedController
-
-	// crashSteps and infSteps are this host's fault and delivery steps,
-	// built once (World.faultSteps, cachedSteps).
-	crashSteps []Step
-	infSteps   map[*informer]*informerSteps
 }
 
 // Actor is the host's actor name, "controller/<name>".
@@ -154,39 +103,34 @@ func runFromContext(ctx context.Context) *reconcileRun {
 	return r
 }
 
-func newHost(w *World, spec *ControllerSpec, server *APIServer, incarnation int) *Host {
+func newHost(c *Cluster, spec *hostSpec, server *APIServer, incarnation int) *Host {
 	h := &Host{
 		spec:        spec,
-		world:       w,
-		actor:       model.ControllerActor(spec.Name),
+		cluster:     c,
+		actor:       model.ControllerActor(spec.name),
 		server:      server,
 		incarnation: incarnation,
 		byKind:      map[*kindInfo]*informer{},
 		queue:       newWorkQueue(),
 	}
-	h.primary = w.kindOf(spec.For)
-	h.client = &Client{cluster: w.Cluster, server: server, actor: h.actor, reads: h, gate: h.gate}
-	if spec.Setup != nil {
+	h.primary = c.kindOf(spec.forType)
+	h.client = &Client{cluster: c, server: server, actor: h.actor, reads: h, gate: h.gate}
+	if spec.setup != nil {
 		h.startManaged()
 		return h
 	}
-	env := &Env{Client: h.client, World: w, Actor: h.actor}
-	if spec.NewWithEnv != nil {
-		h.reconciler = spec.NewWithEnv(env)
-	} else {
-		h.reconciler = spec.New(h.client)
-	}
+	h.reconciler = spec.newReconciler(h.client, h.actor)
 	// Start the watches as the manager does at start: list each type from
 	// the apiserver's cache, then enqueue what the handlers map the initial
 	// objects to.
 	h.watch(h.primary)
-	for _, o := range spec.Owns {
-		k := w.kindOf(o)
+	for _, o := range spec.owns {
+		k := c.kindOf(o)
 		h.owns = append(h.owns, k)
 		h.watch(k)
 	}
-	for _, wt := range spec.Watches {
-		h.watch(w.kindOf(wt.Type))
+	for _, wt := range spec.watches {
+		h.watch(c.kindOf(wt.Type))
 	}
 	for _, inf := range h.informers {
 		for _, obj := range inf.list() {
@@ -228,8 +172,8 @@ func (h *Host) handle(k *kindInfo, old, obj client.Object) {
 			h.enqueueOwner(old)
 		}
 	}
-	for _, wt := range h.spec.Watches {
-		if h.world.kindOf(wt.Type) != k || wt.Map == nil {
+	for _, wt := range h.spec.watches {
+		if h.cluster.kindOf(wt.Type) != k || wt.Map == nil {
 			continue
 		}
 		for _, r := range wt.Map(obj) {
@@ -301,8 +245,8 @@ func (r *reconcileRun) gate() {
 }
 
 func (h *Host) maxCalls() int {
-	if h.spec.MaxCallsPerReconcile > 0 {
-		return h.spec.MaxCallsPerReconcile
+	if h.spec.maxCalls > 0 {
+		return h.spec.maxCalls
 	}
 	return DefaultMaxCallsPerReconcile
 }
@@ -314,7 +258,7 @@ func (h *Host) enabled() bool { return h.run != nil || h.queue.Len() > 0 }
 // or resumes the one in flight, and returns when the reconciler is parked at
 // its next call or has returned.
 func (h *Host) step() {
-	w := h.world
+	w := h.cluster
 	run := h.run
 	if run == nil {
 		req, _ := h.queue.Pop()
@@ -349,7 +293,7 @@ func (r *reconcileRun) exec() {
 // does: errors and Requeue back off, RequeueAfter waits, TerminalError does
 // not retry, success forgets the backoff.
 func (h *Host) finish(run *reconcileRun) {
-	w := h.world
+	w := h.cluster
 	h.run = nil
 	req := run.req
 	e := model.Event{Actor: h.actor, Kind: h.primary.gvk.Kind, Namespace: req.Namespace, Name: req.Name, Server: h.server.ID, HeadRev: w.Store.rev}
@@ -425,12 +369,12 @@ func CallExternal(ctx context.Context, system model.Actor, what string, fn func(
 	}
 	run.gate()
 	h := run.host
-	head := h.world.Store.rev
+	head := h.cluster.Store.rev
 	detail, err := fn()
 	if detail != "" {
 		what += " " + detail
 	}
-	h.world.Record(model.Event{Actor: h.actor, Op: model.OpExternal, Kind: string(system), Detail: what, Err: errString(err), HeadRev: head})
+	h.cluster.Record(model.Event{Actor: h.actor, Op: model.OpExternal, Kind: string(system), Detail: what, Err: errString(err), HeadRev: head})
 	return err
 }
 

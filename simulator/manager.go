@@ -130,7 +130,7 @@ func (m *Manager) GetConfig() *rest.Config { return &rest.Config{Host: "https://
 func (m *Manager) GetCache() cache.Cache { return m.cache }
 
 // GetScheme implements cluster.Cluster.
-func (m *Manager) GetScheme() *runtime.Scheme { return m.host.world.Store.kinds.scheme }
+func (m *Manager) GetScheme() *runtime.Scheme { return m.host.cluster.Store.kinds.scheme }
 
 // GetClient implements cluster.Cluster.
 func (m *Manager) GetClient() client.Client { return m.host.client }
@@ -168,7 +168,7 @@ var (
 )
 
 func (r *eventRecorder) emit(regarding runtime.Object, eventtype, reason, message string) {
-	w := r.host.world
+	w := r.host.cluster
 	e := model.Event{Actor: r.host.actor, Op: model.OpRecordEvent, HeadRev: w.Store.rev, Server: r.host.server.ID,
 		Detail: r.source + ": " + eventtype + " " + reason + ": " + message}
 	if obj, ok := regarding.(client.Object); ok {
@@ -277,7 +277,7 @@ func (c *managerCache) informerFor(key handleKey) (cache.Informer, error) {
 
 // bind attaches a handle to the host's informer of its kind.
 func (c *managerCache) bind(hd *informerHandle) {
-	k, err := c.m.host.world.Store.kinds.forGVK(hd.gvk)
+	k, err := c.m.host.cluster.Store.kinds.forGVK(hd.gvk)
 	if err != nil {
 		panic(err)
 	}
@@ -296,7 +296,7 @@ func (c *managerCache) WaitForCacheSync(context.Context) bool { return true }
 // IndexField implements client.FieldIndexer: the index serves cached
 // Lists with MatchingFields on that field.
 func (c *managerCache) IndexField(_ context.Context, obj client.Object, field string, extract client.IndexerFunc) error {
-	k, err := c.m.host.world.Store.kinds.forObject(obj)
+	k, err := c.m.host.cluster.Store.kinds.forObject(obj)
 	if err != nil {
 		return err
 	}
@@ -468,12 +468,12 @@ func (q *queueAdapter) ShuttingDown() bool {
 }
 
 func (q *queueAdapter) AddAfter(r reconcile.Request, d time.Duration) {
-	w := q.host.world
+	w := q.host.cluster
 	q.host.queue.AddAfter(r, w.Clock.Now()+model.FromDuration(d))
 }
 
 func (q *queueAdapter) AddRateLimited(r reconcile.Request) {
-	w := q.host.world
+	w := q.host.cluster
 	q.host.queue.AddAfter(r, w.Clock.Now()+q.host.queue.backoff(r))
 }
 
@@ -491,19 +491,19 @@ type warmable interface {
 // runs Setup against a fresh Manager, takes the controller the builder
 // added, points its queue at the host's and starts its sources.
 func (h *Host) startManaged() {
-	w := h.world
+	w := h.cluster
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &Manager{host: h, ctx: ctx}
 	m.cache = &managerCache{m: m, handles: map[handleKey]*informerHandle{}, indexers: map[*kindInfo]map[string]client.IndexerFunc{}}
-	m.apiReader = &Client{cluster: w.Cluster, server: h.server, actor: h.actor, reads: serverReads{server: h.server}, gate: h.gate}
+	m.apiReader = &Client{cluster: w, server: h.server, actor: h.actor, reads: serverReads{server: h.server}, gate: h.gate}
 	mc := &managedController{mgr: m, cancel: cancel, byKind: map[*kindInfo][]*informerHandle{}}
 	mc.queue = &queueAdapter{host: h, done: make(chan struct{})}
 	h.managed = mc
 	fail := func(format string, args ...any) {
 		cancel()
-		panic(fmt.Sprintf("controller %q: "+format, append([]any{h.spec.Name}, args...)...))
+		panic(fmt.Sprintf("controller %q: "+format, append([]any{h.spec.name}, args...)...))
 	}
-	if err := h.spec.Setup(ctx, m); err != nil {
+	if err := h.spec.setup(ctx, m); err != nil {
 		fail("Setup: %v", err)
 	}
 	var ctrl manager.Runnable

@@ -106,7 +106,7 @@ func NewWorld(sc *Scenario, chooser model.Chooser, opts RunOptions) (w *World, e
 			return nil, fmt.Errorf("scenario %q: %w", sc.Name, err)
 		}
 		// The first incarnation talks to apiserver-1; restarts choose.
-		w.hosts = append(w.hosts, newHost(w, spec, w.Server(1), 1))
+		w.hosts = append(w.hosts, newHost(w.Cluster, spec.hostSpec(w), w.Server(1), 1))
 	}
 	staleKinds := sc.StaleKinds
 	if len(staleKinds) == 0 {
@@ -244,23 +244,54 @@ func (w *World) relist(h *Host, inf *informer, why string) {
 	w.Record(model.Event{Actor: h.actor, Op: model.OpDeliver, Kind: inf.kind.gvk.Kind, Server: h.server.ID, ReadRev: inf.rev, HeadRev: w.Store.rev, Detail: why + "; " + strconv.Itoa(len(olds)) + " changed"})
 }
 
+// hostSteps are the steps of one host that do not change while it lives:
+// its crashes (one per apiserver it may restart on) and, per informer,
+// delivering the next watch event and dropping it. They are built once,
+// since the scheduler asks for them at every decision.
+type hostSteps struct {
+	crash     []Step
+	informers map[*informer]*informerSteps
+}
+
 // informerSteps are the steps of one informer of a host: delivering its
 // next watch event, and dropping one.
 type informerSteps struct{ deliver, drop Step }
 
-// cachedSteps builds an informer's steps once: their labels and closures
-// do not change while the host lives.
-func (h *Host) cachedSteps(w *World, inf *informer) *informerSteps {
-	if st := h.infSteps[inf]; st != nil {
-		return st
+// stepsOf returns host h's steps cache.
+func (w *World) stepsOf(h *Host) *hostSteps {
+	st := w.hostSteps[h]
+	if st == nil {
+		if w.hostSteps == nil {
+			w.hostSteps = map[*Host]*hostSteps{}
+		}
+		st = &hostSteps{informers: map[*informer]*informerSteps{}}
+		w.hostSteps[h] = st
 	}
-	if h.infSteps == nil {
-		h.infSteps = map[*informer]*informerSteps{}
+	return st
+}
+
+// informerSteps builds an informer's steps once: their labels and closures
+// do not change while the host lives.
+func (w *World) informerSteps(h *Host, inf *informer) *informerSteps {
+	hs := w.stepsOf(h)
+	if st := hs.informers[inf]; st != nil {
+		return st
 	}
 	st := &informerSteps{
 		deliver: Step{Actor: h.actor, Class: model.StepDeliver, Label: "deliver " + inf.kind.gvk.Kind, Run: func() { w.deliver(h, inf) }},
 		drop:    Step{Actor: model.ActorFault, Class: model.StepFault, Fault: model.FaultDrop, Kind: inf.kind.gvk.Kind, Label: "drop " + inf.kind.gvk.Kind + " event for " + string(h.actor), Run: func() { w.faults.drop(w, h, inf) }},
 	}
-	h.infSteps[inf] = st
+	hs.informers[inf] = st
 	return st
+}
+
+// replaceHost puts nh where old was (a crash restarts a controller) and
+// drops old's steps.
+func (w *World) replaceHost(old, nh *Host) {
+	for i, h := range w.hosts {
+		if h == old {
+			w.hosts[i] = nh
+		}
+	}
+	delete(w.hostSteps, old)
 }

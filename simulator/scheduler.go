@@ -139,7 +139,7 @@ func (s *stepScheduler) collect(w *World) []Step {
 		}
 		for _, inf := range h.informers {
 			if inf.hasPending() {
-				buf = append(buf, h.cachedSteps(w, inf).deliver)
+				buf = append(buf, w.informerSteps(h, inf).deliver)
 			} else if inf.lost && s.settling {
 				// The faults are over: the watch of an informer that
 				// lost events expires and it relists, so liveness is not

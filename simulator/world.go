@@ -1,8 +1,6 @@
 package simulator
 
 import (
-	"fmt"
-
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -66,10 +64,11 @@ type World struct {
 	*Cluster
 	Scenario *Scenario
 
-	hosts   []*Host
-	actors  []Actor
-	clients map[model.Actor]*Client
-	peek    *Client // unrecorded quorum reads of ground truth
+	hosts     []*Host
+	hostSteps map[*Host]*hostSteps // each live host's steps, built once
+	actors    []Actor
+	clients   map[model.Actor]*Client
+	peek      *Client // unrecorded quorum reads of ground truth
 
 	sched    stepScheduler
 	workload workloadDriver
@@ -117,16 +116,6 @@ func (w *World) PeekList(proto client.Object, namespace string) []client.Object 
 // Reader is a client.Reader over ground truth that records nothing: for
 // workload wait conditions and properties.
 func (w *World) Reader() client.Reader { return w.peek }
-
-// kindOf resolves the kind of a typed prototype or panics: a scenario that
-// names an unregistered type is a harness error caught at world build.
-func (w *World) kindOf(proto client.Object) *kindInfo {
-	k, err := w.Store.kinds.forObject(proto)
-	if err != nil {
-		panic(fmt.Errorf("%T is not a kind of the scenario's scheme: add its AddToScheme to the scheme (%w)", proto, err))
-	}
-	return k
-}
 
 // record is Record for a non-API event.
 func (w *World) record(actor model.Actor, op model.Op, kind, namespace, name, detail string) {
