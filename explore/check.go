@@ -46,7 +46,7 @@ import (
 func Check(t testing.TB, sc *simulator.Scenario, opts ...Option) Report {
 	t.Helper()
 	if verb, path := traceFlag(); path != "" {
-		return checkTrace(t, sc, verb, path)
+		return checkTrace(t, sc, verb, path, "")
 	}
 	o := DefaultOptions()
 	for _, f := range opts {
@@ -118,7 +118,7 @@ var matched sync.Map // testing.TB -> *atomic.Bool
 
 // checkTrace is Check under -opcheck.replay, -opcheck.view or
 // -opcheck.shrink: the CLI verb on the trace, over the one scenario sc.
-func checkTrace(t testing.TB, sc *simulator.Scenario, verb, path string) Report {
+func checkTrace(t testing.TB, sc *simulator.Scenario, verb, path, workload string) Report {
 	t.Helper()
 	rep := Report{Scenario: sc.Name, Verdict: VerdictInconclusive, Trace: path}
 	tr, err := traces.ReadFile(path)
@@ -132,7 +132,11 @@ func checkTrace(t testing.TB, sc *simulator.Scenario, verb, path string) Report 
 		t.Cleanup(func() {
 			matched.Delete(t)
 			if !hit.Load() {
-				t.Errorf("-opcheck.%s=%s: no explore.Check of scenario %q ran in %s; run the test its trace names (%s)", verb, path, tr.Scenario, t.Name(), tr.Rebuild)
+				what := "explore.Check"
+				if tr.Workload != "" {
+					what = "explore.CheckWorkloads"
+				}
+				t.Errorf("-opcheck.%s=%s: no %s of scenario %q ran in %s; run the test its trace names (%s)", verb, path, what, tr.Scenario, t.Name(), tr.Rebuild)
 			}
 		})
 	}
@@ -140,12 +144,18 @@ func checkTrace(t testing.TB, sc *simulator.Scenario, verb, path string) Report 
 		t.Logf("-opcheck.%s: skipped %s: the trace is of %s", verb, sc.Name, tr.Scenario)
 		return rep
 	}
+	if tr.Workload != workload {
+		// A generated workload's trace is CheckWorkloads's to run, and
+		// CheckWorkloads runs a Check trace as Check does.
+		t.Logf("-opcheck.%s: skipped %s: the trace is of a generated workload, which explore.CheckWorkloads runs", verb, sc.Name)
+		return rep
+	}
 	hit.Store(true)
 	rebuild := tr.Rebuild
 	if rebuild == "" {
 		rebuild = testRebuild(t.Name())
 	}
-	c := &cli{scenarios: []*simulator.Scenario{sc}, prog: "explore", rebuild: rebuild, replayTrace: func(p string) string {
+	c := &cli{scenarios: []*simulator.Scenario{sc}, prog: "explore", rebuild: rebuild, workload: workload, replayTrace: func(p string) string {
 		return testVerb(rebuild, "replay", p)
 	}}
 	var out, errb strings.Builder
@@ -402,7 +412,7 @@ func FuzzSchedule(sc *simulator.Scenario, data []byte, faults *model.FaultBudget
 func Fuzz(f *testing.F, sc *simulator.Scenario) {
 	f.Helper()
 	if verb, path := traceFlag(); path != "" {
-		checkTrace(f, sc, verb, path)
+		checkTrace(f, sc, verb, path, "")
 		return
 	}
 	f.Add([]byte{})

@@ -59,6 +59,10 @@ type cli struct {
 	// replayTrace, when set, is the command that replays a trace (Check's
 	// go test form); by default "PROG replay TRACE".
 	replayTrace func(path string) string
+	// workload is the generated workload (a trace's workload line) the
+	// scenarios were rebuilt for by CheckWorkloads; "" for a program that
+	// runs the scenarios' own workloads, which refuses a workload trace.
+	workload string
 }
 
 // names lists the scenarios' names in order.

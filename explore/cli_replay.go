@@ -52,6 +52,14 @@ func (c *cli) loadTrace(verb, path string, stderr io.Writer) (*traces.Trace, *si
 		fmt.Fprintf(stderr, "%s: %v\n(fix the file, or write a fresh trace with explore check)\n", verb, err)
 		return nil, nil, false
 	}
+	if t.Workload != c.workload {
+		how := "replay it with the explore.CheckWorkloads test that wrote it"
+		if t.Rebuild != "" {
+			how += ": " + testVerb(t.Rebuild, strings.TrimPrefix(verb, "explore "), path)
+		}
+		fmt.Fprintf(stderr, "%s: %s is a trace of the generated workload %s of %s, which this program cannot rebuild (it runs the scenario's own workload); %s\n", verb, path, t.Workload, t.Scenario, how)
+		return nil, nil, false
+	}
 	sc, err := c.lookup(t.Scenario)
 	if err != nil {
 		if elsewhere := replayElsewhere(t.Rebuild, path); elsewhere != "" {

@@ -92,7 +92,7 @@ func (c *cli) shrink(args []string, stdout, stderr io.Writer) int {
 	}
 	if min != orig {
 		// A trace of the same scenario, rebuilt the same way.
-		min.Rebuild = orig.Rebuild
+		min.Rebuild, min.Workload = orig.Rebuild, orig.Workload
 	}
 	if err := traces.WriteFile(*out, min); err != nil {
 		fmt.Fprintf(stderr, "explore shrink: %v; pass -o with a writable path\n", err)

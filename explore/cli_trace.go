@@ -19,10 +19,13 @@ func traceName(scenario string) string {
 // and returns its path.
 func writeTrace(dir string, rep Report, rebuild string) (string, error) {
 	t := traces.FromRun(rep.Scenario, rep.Faults, rep.Choices, rep.History, rep.Violation)
-	t.Rebuild = rebuild
+	t.Rebuild, t.Workload = rebuild, rep.Workload
 	name := traceName(rep.Scenario)
-	if rep.Strategy == StrategyFuzz {
+	switch {
+	case rep.Workload != "":
 		// Beside, not over, the trace Check writes for the same scenario.
+		name = strings.TrimSuffix(name, ".trace") + ".workload.trace"
+	case rep.Strategy == StrategyFuzz:
 		name = strings.TrimSuffix(name, ".trace") + ".fuzz.trace"
 	}
 	path := filepath.Join(dir, name)

@@ -100,7 +100,7 @@ func TestReplayErrors(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{"malformed", []string{"replay", malformed}, []string{malformed + ": line 4: want \"rebuild COMMAND\" or \"faults"}},
+		{"malformed", []string{"replay", malformed}, []string{malformed + ": line 4: want \"rebuild COMMAND\", \"workload JSON\" or \"faults"}},
 		{"unknown scenario", []string{"replay", unknown}, []string{`unknown scenario "zookeeper/nosuch"`, "zookeeper/buggy"}},
 		{"missing file", []string{"replay", filepath.Join(dir, "nosuch.trace")}, []string{"no such file"}},
 		{"no argument", []string{"replay"}, []string{"no trace file given"}},

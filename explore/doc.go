@@ -9,9 +9,10 @@
 // package the verbs list, check, replay, shrink, view and merge over the
 // scenarios passed to it, with exit statuses 0, 1 and 2; cmd/explore is
 // Main over the shipped case studies, and a user's module gets its own the
-// same way. Check and Fuzz write the trace of a violation to $OPCHECK_OUT
-// or testdata/opcheck, record in it the go test command that rebuilds its
-// scenario, and read the test binary flags -opcheck.replay, -opcheck.view
+// same way. Check, Fuzz and CheckWorkloads write the trace of a violation
+// to $OPCHECK_OUT or testdata/opcheck, record in it the go test command
+// that rebuilds its scenario (and, for CheckWorkloads, the generated
+// workload), and read the test binary flags -opcheck.replay, -opcheck.view
 // and -opcheck.shrink, so every verb works on a scenario defined outside
 // opcheck, from go test as from the module's own Main.
 //

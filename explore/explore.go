@@ -199,6 +199,10 @@ type Report struct {
 	Trace string
 	// Replay is the command that replays Trace, as printed in the recipe.
 	Replay string
+	// Workload is set on the report of a generated workload's violation
+	// (ExploreWorkloads): the workload, as the trace's workload line
+	// records it (see traces.Trace.Workload).
+	Workload string
 }
 
 // Explore runs up to opts.Schedules schedules of sc with one strategy and

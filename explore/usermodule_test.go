@@ -182,6 +182,48 @@ func TestUserModuleEndToEnd(t *testing.T) {
 		t.Fatalf("merge of the two shards: exit %d, want 1 with mirror/buggy violated and mirror/fixed verified:\n%s", code, mout)
 	}
 
+	// explore.CheckWorkloads closes the same loop for a generated
+	// workload: its trace records the minimal workload, the printed go
+	// test commands rebuild it from the test's actions and replay, view
+	// and shrink it, and a program that cannot rebuild it says where to
+	// go.
+	code, wout := sh(t, dir, env, "go test -count=1 -run '^TestMirrorWorkloads$' .")
+	if code != 1 || !strings.Contains(wout, "generated workload violates EventuallyConverges(dst mirrors src)") {
+		t.Fatalf("go test of TestMirrorWorkloads: exit %d, want 1 and the violation:\n%s", code, wout)
+	}
+	wtrace := filepath.Join(dir, "testdata", "opcheck", "mirror_buggy.workload.trace")
+	wt, err := traces.ReadFile(wtrace)
+	if err != nil || !strings.Contains(wt.Workload, `"action":"put"`) || wt.Rebuild != "go test example.com/mirror -run '^TestMirrorWorkloads$'" {
+		t.Fatalf("CheckWorkloads wrote no trace with its workload and rebuild lines (%v): %+v\n%s", err, wt, wout)
+	}
+	if code, o := sh(t, dir, env, recipeLine(t, wout, "replay")); code != 1 || !strings.Contains(o, "reproduced: EventuallyConverges(dst mirrors src)") {
+		t.Fatalf("the workload recipe's replay command: exit %d, want 1 (it reproduces):\n%s", code, o)
+	}
+	if code, o := sh(t, dir, env, recipeLine(t, wout, "view")); code != 0 {
+		t.Fatalf("the workload recipe's view command: exit %d:\n%s", code, o)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "testdata", "opcheck", "mirror_buggy.workload.html")); err != nil {
+		t.Fatalf("view wrote no page: %v", err)
+	}
+	code, wsout := sh(t, dir, env, recipeLine(t, wout, "shrink"))
+	if code != 0 {
+		t.Fatalf("the workload recipe's shrink command: exit %d:\n%s", code, wsout)
+	}
+	wmin, err := traces.ReadFile(filepath.Join(dir, "testdata", "opcheck", "mirror_buggy.workload.min.trace"))
+	if err != nil || wmin.Workload != wt.Workload || wmin.Violation == nil {
+		t.Fatalf("the shrunk workload trace lost its workload or violation (%v): %+v", err, wmin)
+	}
+	if code, o := sh(t, dir, env, recipeLine(t, wsout, "replay it")); code != 1 {
+		t.Fatalf("replaying the shrunk workload trace as printed: exit %d, want 1:\n%s", code, o)
+	}
+	// explore.Check does not run it, and says which call would.
+	if code, o := sh(t, dir, env, "go test -count=1 -run '^TestMirror$' . -opcheck.replay="+wtrace); code != 1 || !strings.Contains(o, "no explore.CheckWorkloads of scenario") {
+		t.Fatalf("TestMirror given the workload trace: exit %d, want 1 and what to run:\n%s", code, o)
+	}
+	if code, o := sh(t, dir, env, "bin/mirrorcheck replay "+wtrace); code != 2 || !strings.Contains(o, "generated workload") || !strings.Contains(o, "-run '^TestMirrorWorkloads$' -v -opcheck.replay=") {
+		t.Fatalf("mirrorcheck replay of the workload trace: exit %d, want 2 and the go test command:\n%s", code, o)
+	}
+
 	// opcheck's own command does not know the scenario: exit 2, and it
 	// prints the command of the module that does.
 	var stdout, stderr bytes.Buffer

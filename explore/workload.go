@@ -293,6 +293,9 @@ func ExploreWorkloads(base *simulator.Scenario, actions []Action, opts ...Worklo
 			rep.Verdict, rep.Err = VerdictError, fmt.Errorf("internal error: the shrunk workload %s with seed %d failed under gopter but passes when run again", FormatCalls(rep.Workload), rep.WorkloadSeed)
 		default:
 			rep.Verdict, rep.Report = VerdictViolation, r
+			// For the trace; a parameter JSON cannot encode leaves it
+			// empty, and CheckWorkloads says why it wrote none.
+			rep.Report.Workload, _ = encodeCalls(rep.Workload)
 		}
 	}
 	return rep
@@ -304,14 +307,38 @@ func ExploreWorkloads(base *simulator.Scenario, actions []Action, opts ...Worklo
 //	explore.CheckWorkloads(t, myScenario(), []explore.Action{
 //		{Name: "scale", Gen: gen.IntRange(1, 3), Step: func(p any) simulator.WorkloadStep { return scaleTo(p.(int)) }},
 //	}, explore.WithWorkloadTests(30))
+//
+// As Check does, it writes the violating schedule's trace to CheckOutDir
+// (SCENARIO.workload.trace; its workload line records the minimal
+// workload) and prints the go test commands that replay, view and shrink
+// it: given one of the flags -opcheck.replay, -opcheck.view or
+// -opcheck.shrink, CheckWorkloads rebuilds the trace's workload with its
+// actions and does that instead of generating workloads.
 func CheckWorkloads(t testing.TB, base *simulator.Scenario, actions []Action, opts ...WorkloadOption) WorkloadReport {
 	t.Helper()
+	if verb, path := traceFlag(); path != "" {
+		return checkWorkloadTrace(t, base, actions, verb, path)
+	}
 	rep := ExploreWorkloads(base, actions, opts...)
 	switch rep.Verdict {
 	case VerdictError:
 		t.Fatalf("workloads of %s: %v", base.Name, rep.Err)
 	case VerdictViolation:
-		t.Fatalf("%s", WorkloadRecipe(rep))
+		if rep.Report.Workload == "" {
+			_, err := encodeCalls(rep.Workload)
+			t.Fatalf("%s\nno trace written: %v", WorkloadRecipe(rep), err)
+			return rep
+		}
+		rebuild := testRebuild(t.Name())
+		dir := CheckOutDir()
+		path, err := writeTrace(dir, rep.Report, rebuild)
+		if err != nil {
+			t.Fatalf("%s\ncannot write its trace to %s: %v; set $OPCHECK_OUT to a writable directory", WorkloadRecipe(rep), dir, err)
+			return rep
+		}
+		rep.Report.Trace, rep.Report.Replay = path, testVerb(rebuild, "replay", path)
+		t.Fatalf("%s\ntrace: %s\nreplay: %s\nview: %s\nshrink: %s\n(run them anywhere in the module; go test runs the test in its package directory %s, and the trace path is relative to it)",
+			WorkloadRecipe(rep), path, rep.Report.Replay, testVerb(rebuild, "view", path), testVerb(rebuild, "shrink", path), packageDir())
 	}
 	return rep
 }

@@ -2,6 +2,7 @@ package explore
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -130,5 +131,39 @@ func TestWorkloadRecipePerStrategy(t *testing.T) {
 	rnd := WorkloadRecipe(rep)
 	if !strings.Contains(rnd, `explore.WithStrategy("random"), explore.WithSeed(42), explore.WithSchedules(1), explore.WithFaults(model.FaultBudget{Crashes: 1, Stale: 0, Drops: 0, Evictions: 2})`) {
 		t.Errorf("random workload recipe:\n%s", rnd)
+	}
+}
+
+// A generated workload survives the trace's workload line: each parameter
+// comes back with the type its action's generator produces, and a line
+// this test's actions cannot rebuild is refused with the reason.
+func TestWorkloadLineRoundTrip(t *testing.T) {
+	actions := []Action{
+		{Name: "scale", Gen: gen.IntRange(1, 3), Step: func(any) simulator.WorkloadStep { return simulator.WorkloadStep{} }},
+		{Name: "label", Gen: gen.OneConstOf("a b", `q"uote`), Step: func(any) simulator.WorkloadStep { return simulator.WorkloadStep{} }},
+	}
+	calls := []Call{{Action: "scale", Param: 3}, {Action: "label", Param: `q"uote`}, {Action: "scale", Param: 1}}
+	line, err := encodeCalls(calls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := decodeCalls(line, actions)
+	if err != nil {
+		t.Fatalf("decode %s: %v", line, err)
+	}
+	if !reflect.DeepEqual(got, calls) {
+		t.Fatalf("round trip of %s: got %#v, want %#v", line, got, calls)
+	}
+	for _, c := range []struct{ line, want string }{
+		{`[{"action":"drain","param":1}]`, `no action "drain"`},
+		{`[{"action":"scale","param":"three"}]`, "does not decode as int"},
+		{`{"action":"scale"}`, "not a list"},
+	} {
+		if _, err := decodeCalls(c.line, actions); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("decode %s: error %v, want one containing %q", c.line, err, c.want)
+		}
+	}
+	if _, err := encodeCalls([]Call{{Action: "f", Param: func() {}}}); err == nil || !strings.Contains(err.Error(), "does not encode as JSON") {
+		t.Errorf("encoding a func parameter: %v, want a refusal", err)
 	}
 }

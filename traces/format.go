@@ -1,6 +1,7 @@
 package traces
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -38,6 +39,13 @@ type Trace struct {
 	// (a test that calls explore.Check). Empty when not recorded (an
 	// optional line of the format).
 	Rebuild string
+	// Workload is the generated workload the run executed instead of the
+	// scenario's own (explore.CheckWorkloads), as JSON: a list of
+	// {"action": NAME, "param": VALUE}. Empty for a run of the scenario's
+	// own workload (an optional line of the format). Only a program that
+	// has the workload's actions can run such a trace again: the
+	// CheckWorkloads test on the rebuild line.
+	Workload string
 	// Faults is the fault budget the run had.
 	Faults model.FaultBudget
 	// Choices is the choice stream; replaying it reproduces the run.
@@ -122,6 +130,9 @@ func (t *Trace) Validate() error {
 	if err := singleLine("rebuild", t.Rebuild); err != nil {
 		return err
 	}
+	if err := validWorkload(t.Workload); err != nil {
+		return err
+	}
 	if err := validBudget(t.Faults); err != nil {
 		return err
 	}
@@ -197,6 +208,20 @@ func checkEventLine(l string, i int) error {
 	}
 	if el.Step != i+1 {
 		return fmt.Errorf("event line %q is step #%d, want #%d (events are stored in step order from 1)", l, el.Step, i+1)
+	}
+	return nil
+}
+
+// validWorkload checks a trace's workload line: empty, or one line of JSON.
+func validWorkload(w string) error {
+	if w == "" {
+		return nil
+	}
+	if err := singleLine("workload", w); err != nil {
+		return err
+	}
+	if !json.Valid([]byte(w)) {
+		return fmt.Errorf("workload: not JSON: %.60q", w)
 	}
 	return nil
 }

@@ -26,7 +26,8 @@ func TestRoundTrip(t *testing.T) {
 	empty := &Trace{Version: 1, Scenario: "empty"}
 	bare := &Trace{Scenario: "s", Violation: &Violation{Property: "P", Step: 0}}
 	rebuilt := &Trace{Scenario: "kv/broken", Rebuild: "go test example.com/kv -run '^TestKV$'"}
-	for name, tr := range map[string]*Trace{"full": full, "no-violation": noViolation, "empty": empty, "bare-violation": bare, "rebuild": rebuilt} {
+	workload := &Trace{Scenario: "kv/broken", Rebuild: "go test example.com/kv -run '^TestKVWorkloads$'", Workload: `[{"action":"put","param":2},{"action":"scale","param":"x y"}]`}
+	for name, tr := range map[string]*Trace{"full": full, "no-violation": noViolation, "empty": empty, "bare-violation": bare, "rebuild": rebuilt, "workload": workload} {
 		t.Run(name, func(t *testing.T) {
 			first := writeString(t, tr)
 			parsed, err := Parse(strings.NewReader(first))
@@ -85,6 +86,8 @@ func TestWriteRefusesBrokenTraces(t *testing.T) {
 		"step past the end":   {Scenario: "s", Events: []string{"user Tick -> ok t=0s #1"}, Violation: &Violation{Property: "P", Step: 2}},
 		"negative budget":     {Scenario: "s", Faults: model.FaultBudget{Crashes: -1}},
 		"newline in rebuild":  {Scenario: "s", Rebuild: "go test\nend"},
+		"workload not JSON":   {Scenario: "s", Workload: "[put(1)]"},
+		"newline in workload": {Scenario: "s", Workload: "[1,\n2]"},
 	} {
 		var b bytes.Buffer
 		if err := Write(&b, tr); err == nil {
@@ -129,7 +132,9 @@ func TestParseErrors(t *testing.T) {
 		{"missing scenario", replace(2, "# no scenario"), `line 3: want "scenario NAME", got "opcheck v0.1.0"`},
 		{"bad choice", replace(5, "choices step:3/7 step:9/5"), `line 5: want "choices ...", "event ...", "violation PROPERTY" or "end", got "choices step:3/7 step:9/5": choice 2: choice "step:9/5": VALUE and N must be integers with 0 <= VALUE < N`},
 		{"bad choice kind", replace(5, "choices walk:1/2"), `line 5: want "choices ...", "event ...", "violation PROPERTY" or "end", got "choices walk:1/2": choice 1: choice "walk:1/2": unknown choice kind "walk"`},
-		{"bad fault budget", replace(4, "faults crashes=one"), `line 4: want "rebuild COMMAND" or "faults crashes=N stale=N drops=N evictions=N", got "faults crashes=one": fault budget "crashes=one": want NAME=N with N >= 0`},
+		{"bad fault budget", replace(4, "faults crashes=one"), `line 4: want "rebuild COMMAND", "workload JSON" or "faults crashes=N stale=N drops=N evictions=N", got "faults crashes=one": fault budget "crashes=one": want NAME=N with N >= 0`},
+		{"workload not JSON", replace(4, "workload [put(1)]"), `line 4: want "rebuild COMMAND", "workload JSON" or "faults crashes=N stale=N drops=N evictions=N", got "workload [put(1)]": workload: not JSON`},
+		{"workload after faults", replace(5, `workload [{"action":"put","param":1}]`), `line 5: want "choices ...", "event ...", "violation PROPERTY" or "end", got "workload`},
 		{"unknown fault", replace(4, "faults meteors=1"), `unknown fault "meteors"`},
 		{"rebuild after faults", replace(5, "rebuild go test x"), `line 5: want "choices ...", "event ...", "violation PROPERTY" or "end", got "rebuild go test x"`},
 		{"empty rebuild", replace(3, "rebuild"), `line 3: want "opcheck VERSION", got "rebuild"`},

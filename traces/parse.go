@@ -19,7 +19,7 @@ const (
 	stHeader    = iota // the "opcheck-trace v1" line
 	stScenario         // scenario
 	stOpcheck          // opcheck
-	stFaults           // rebuild (optional) or faults
+	stFaults           // rebuild, workload (both optional) or faults
 	stChoices          // choices, event, violation or end
 	stEvents           // event, violation or end
 	stStatement        // statement
@@ -33,7 +33,7 @@ var want = [...]string{
 	stHeader:    fmt.Sprintf("the header %q", header+strconv.Itoa(FormatVersion)),
 	stScenario:  `"scenario NAME"`,
 	stOpcheck:   `"opcheck VERSION"`,
-	stFaults:    `"rebuild COMMAND" or "faults crashes=N stale=N drops=N evictions=N"`,
+	stFaults:    `"rebuild COMMAND", "workload JSON" or "faults crashes=N stale=N drops=N evictions=N"`,
 	stChoices:   `"choices ...", "event ...", "violation PROPERTY" or "end"`,
 	stEvents:    `"event ...", "violation PROPERTY" or "end"`,
 	stStatement: `"statement TEXT"`,
@@ -84,6 +84,8 @@ func Parse(r io.Reader) (*Trace, error) {
 			t.OpcheckVersion, st = val, stFaults
 		case st == stFaults && kw == "rebuild" && t.Rebuild == "" && val != "":
 			t.Rebuild = val
+		case st == stFaults && kw == "workload" && t.Workload == "" && val != "":
+			t.Workload, err = val, validWorkload(val)
 		case st == stFaults && kw == "faults":
 			t.Faults, err = model.ParseFaultBudget(val)
 			st = stChoices

@@ -36,6 +36,9 @@ func Write(w io.Writer, t *Trace) error {
 	if t.Rebuild != "" {
 		line("rebuild", t.Rebuild)
 	}
+	if t.Workload != "" {
+		line("workload", t.Workload)
+	}
 	line("faults", t.Faults.String())
 	line("#", strconv.Itoa(len(t.Choices))+" choices; replay feeds them back in order (out-of-range values are clamped, then 0)")
 	for i := 0; i < len(t.Choices); i += choicesPerLine {
