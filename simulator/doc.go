@@ -6,7 +6,9 @@
 // applies the apiserver's registry semantics at the write's linearization
 // point: defaulting and validation of names, metadata and the specs of the
 // common built-in kinds, immutable fields (validation.go, defaults.go: 422
-// Invalid with a field.ErrorList), namespace lifecycle (404 in a missing
+// Invalid with a field.ErrorList), the OpenAPI defaults of the CRDs a
+// scenario passes (crd.go, apiextensions-apiserver's structural
+// defaulting), namespace lifecycle (404 in a missing
 // namespace, 403 in a terminating one: namespaces.go), resourceVersion and UID
 // preconditions (409 Conflict), metadata.generation (for the kinds that keep
 // one, bumped when deletion starts), create-on-update, the status subresource,
@@ -86,8 +88,8 @@
 // The package's files form layers, and a file uses only what its own
 // layer or a lower one declares (layers_test.go checks it):
 //
-//  1. store: store.go, kinds.go, validation.go, defaults.go, graceful.go,
-//     namespaces.go, memo.go;
+//  1. store: store.go, crd.go, kinds.go, validation.go, defaults.go,
+//     graceful.go, namespaces.go, memo.go;
 //  2. apiserver: apiserver.go;
 //  3. client/informer: client.go, informer.go, cluster.go;
 //  4. host: host.go, manager.go, queue.go;

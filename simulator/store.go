@@ -10,6 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -67,6 +68,7 @@ type kindData struct {
 // linearization point, whichever apiserver it went through.
 type Store struct {
 	kinds   *kindRegistry
+	crds    crdSchemas // StoreOptions.CRDs' schemas, for defaulting
 	tables  map[*kindInfo]*kindData
 	rev     model.Revision
 	history []*Change
@@ -108,6 +110,11 @@ func NewStore(scheme *runtime.Scheme, clock *model.Clock, opts StoreOptions) *St
 	for _, ns := range append(slices.Clone(builtinNamespaces), opts.Namespaces...) {
 		s.declareNamespace(ns)
 	}
+	crds, err := newCRDSchemas(opts.CRDs)
+	if err != nil {
+		panic(fmt.Errorf("simulator: %w", err))
+	}
+	s.crds = crds
 	return s
 }
 
@@ -124,6 +131,13 @@ type StoreOptions struct {
 	// objects) without Namespace objects: a create elsewhere is 404 unless
 	// a Namespace object was created first (namespaces.go).
 	Namespaces []string
+	// CRDs are the CustomResourceDefinitions of the scenario's custom
+	// kinds: the store defaults objects of their served versions from
+	// their OpenAPI schemas on every create and update, as the apiserver
+	// does (crd.go). A kind without a CRD here is stored as sent. The
+	// CRDs must not change once a store used them (their schemas are
+	// built once and shared).
+	CRDs []*apiextensionsv1.CustomResourceDefinition
 }
 
 // Revision returns the store's current (head) revision.
@@ -380,6 +394,9 @@ func (s *Store) create(k *kindInfo, in client.Object, keepStatus bool) (*Change,
 		prepareNamespace(obj.(*corev1.Namespace))
 	}
 	s.applyDefaults(obj, nil)
+	if err := s.applyCRDDefaults(k, obj); err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
 	if isPodKind(k) {
 		if p := obj.(*corev1.Pod); p.Status.Phase == "" {
 			p.Status.Phase = corev1.PodPending
@@ -563,6 +580,9 @@ func (s *Store) Update(in client.Object) (*Change, client.Object, error) {
 		copyStatus(k, obj, old)
 	}
 	s.applyDefaults(obj, old)
+	if err := s.applyCRDDefaults(k, obj); err != nil {
+		return nil, nil, apierrors.NewInternalError(err)
+	}
 	specSame := specEqual(k, obj, old)
 	metaSame := metaEqual(obj, old)
 	if err := validateUpdate(k, obj, old, metaSame, specSame); err != nil {

@@ -182,8 +182,24 @@ func TestCRDFromModule(t *testing.T) {
 			continue
 		}
 		if _, set := fields[name]; !set {
-			t.Errorf("the CRD defaults workerGroupSpecs[].%s to %s, but the scenarios' manifest leaves it unset (opcheck applies no CRD defaults)", name, prop.Default.Raw)
+			t.Errorf("the CRD defaults workerGroupSpecs[].%s to %s, but the scenarios' manifest leaves it unset (the scenarios do not pass the CRD, so opcheck applies none of its defaults)", name, prop.Default.Raw)
 		}
+	}
+
+	// Given the module's CRD (StoreOptions.CRDs), the simulated apiserver
+	// applies those defaults itself, with the real structural defaulting:
+	// a worker group that leaves out minReplicas, maxReplicas, replicas
+	// and numOfHosts is stored with the CRD's 0, 2147483647, 0 and 1.
+	withCRD := simulator.NewCluster(Scheme(), simulator.ClusterOptions{StoreOptions: simulator.StoreOptions{CRDs: []*apiextensionsv1.CustomResourceDefinition{&crd}}}).Client("user", 1, true)
+	bare := NewRayCluster(2)
+	g := &bare.Spec.WorkerGroupSpecs[0]
+	g.MinReplicas, g.MaxReplicas, g.Replicas, g.NumOfHosts = nil, nil, nil, 0
+	if err := withCRD.Create(ctx, bare); err != nil {
+		t.Fatal(err)
+	}
+	g = &bare.Spec.WorkerGroupSpecs[0]
+	if g.MinReplicas == nil || *g.MinReplicas != 0 || g.MaxReplicas == nil || *g.MaxReplicas != 2147483647 || g.Replicas == nil || *g.Replicas != 0 || g.NumOfHosts != 1 {
+		t.Fatalf("with the CRD, the worker group was stored as min %v max %v replicas %v numOfHosts %d; want the CRD's defaults 0, 2147483647, 0, 1", g.MinReplicas, g.MaxReplicas, g.Replicas, g.NumOfHosts)
 	}
 }
 
