@@ -431,6 +431,15 @@ func requestKey(e *model.Event) string {
 // stale. Failures before it, however many, are expected and forgotten. A
 // history without a CaughtUp event is never judged.
 //
+// Nor do failures count while a graceful deletion is under way (an object
+// whose deletionTimestamp is still ahead of the failure's logical time: a
+// pod in its grace period): the store will change at that deadline
+// without anyone acting, so retrying can help, and a real controller
+// failing on a Terminating pod until it is gone is waiting, not stuck.
+// (Without this rule an eviction near the end of the faults made casskop's
+// read of the evicted node fail three times within 15 ms of exponential
+// backoff, 20 s before the pod was due to go: a false alarm.)
+//
 // The request is the Kind/Namespace/Name of the ReconcileDone event or, when
 // it names none, of the controller's latest Reconcile event. A successful
 // ReconcileDone, a different error or any change event starts the count
@@ -491,7 +500,7 @@ func NoStuckReconcile(k int) Property {
 					return nil
 				}
 				key := string(e.Actor) + " " + req
-				if e.Err == "" || caughtUp == 0 {
+				if e.Err == "" || caughtUp == 0 || s.gracefulDeletionPending(e.Time) {
 					delete(streaks, key)
 					return nil
 				}

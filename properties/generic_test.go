@@ -477,3 +477,33 @@ func TestNoDeleteOfLiveReportsLatestStaleRead(t *testing.T) {
 	require.Len(t, vs, 1)
 	require.Contains(t, vs[0].Explanation, "step 5: List ConfigMap in namespace default, served by apiserver-2 from a watch cache at revision 1 while the store head was at revision 4; it returned 1 object(s)")
 }
+
+// While a graceful deletion is under way (a pod in its grace period: its
+// deletionTimestamp still ahead), the store will change at the deadline by
+// itself, so failures do not count towards NoStuckReconcile; once the
+// deadline has passed they do again (an object held by a finalizer, whose
+// deletionTimestamp is in the past, does not excuse them).
+func TestNoStuckReconcileWaitsOutGracePeriods(t *testing.T) {
+	const err = "read operation mode of zk-1: connection refused"
+	b := zkBase()
+	terminating := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "zk-1"}}
+	deadline := model.Time(100*len(b.h.Events)) + 3000 // 3 s of logical time ahead: 30 more events
+	at := metav1.NewTime(deadline.Wall())
+	terminating.DeletionTimestamp = &at
+	b.update(model.ActorFault, "Pod", terminating)
+	settle(b)
+	caughtUp(b)
+	for i := 0; i < 5; i++ {
+		reconcileOnce(b, err)
+	}
+	require.Empty(t, Check(&b.h, NoStuckReconcile(3)), "failures within the pod's grace period are waiting, not stuck")
+	for b.h.Events[len(b.h.Events)-1].Time <= deadline {
+		b.next(model.Event{Actor: model.ActorClock, Op: model.OpTick})
+	}
+	reconcileOnce(b, err)
+	reconcileOnce(b, err)
+	last := reconcileOnce(b, err)
+	vs := Check(&b.h, NoStuckReconcile(3))
+	require.Len(t, vs, 1, "past the deadline the failures count again")
+	require.Equal(t, last, vs[0].Step)
+}

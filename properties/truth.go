@@ -192,6 +192,28 @@ func (s *State) list(kind string, namespace string, selector labels.Selector) []
 	return out
 }
 
+// gracefulDeletionPending reports whether some object's graceful deletion
+// is under way at logical time now: its deletionTimestamp (the end of its
+// grace period) is still ahead. The store changes at that deadline by
+// itself (the kubelet removes the pod), whatever the controllers do. An
+// object held by a finalizer has a deletionTimestamp in the past and does
+// not count: its removal waits on whoever holds the finalizer.
+func (s *State) gracefulDeletionPending(now model.Time) bool {
+	wall := now.Wall()
+	for _, objs := range s.kinds {
+		for _, o := range objs {
+			m, err := meta.Accessor(o.obj)
+			if err != nil {
+				continue
+			}
+			if ts := m.GetDeletionTimestamp(); ts != nil && ts.Time.After(wall) {
+				return true // existence only, which no map order changes
+			}
+		}
+	}
+	return false
+}
+
 // Revision is the revision of the last change applied (0 for an empty
 // history).
 func (s *State) Revision() model.Revision { return s.rev }
