@@ -79,6 +79,9 @@ func (s *stepScheduler) run(w *World) {
 			w.faults.spend(st.Fault)
 		}
 		st.Run()
+		if st.Fault != 0 {
+			w.workload.noteFault(w)
+		}
 		s.steps++
 		if w.Store.rev != s.lastRev {
 			s.lastRev = w.Store.rev

@@ -201,3 +201,35 @@ func TestWorkloadUnexpectedErrorIsHarnessError(t *testing.T) {
 		t.Fatalf("want a harness error naming the step, got %v", err)
 	}
 }
+
+// A give-up is no finding when a fault was in force at any moment of the
+// wait, even one healed before the give-up: the controller could not be
+// expected to converge in what was left of the Timeout. The same wait
+// without the fault is the finding (TestWorkloadWaitTimeoutIsStuck).
+func TestWorkloadWaitOverlappingAFaultIsNoFinding(t *testing.T) {
+	never := func(context.Context, client.Reader) bool { return false }
+	sc := &simulator.Scenario{
+		Name:        "never-faulted",
+		Scheme:      cmScheme(),
+		Controllers: []simulator.ControllerSpec{bystander},
+		Workload: []simulator.WorkloadStep{
+			{Name: "wait for y", Do: func(context.Context, client.Client) error { return nil }, Until: never, Timeout: 30000},
+		},
+		Faults: model.FaultBudget{Stale: 1},
+	}
+	res, err := simulator.RunScript(sc, []simulator.ScriptStep{
+		{After: "start: wait for y", Label: "pause apiserver-1 Secret cache"},
+		{After: "fault PauseCache Secret", Label: "resume apiserver-1 Secret cache"},
+	}, simulator.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := res.History.Lines()
+	pause, resume, gaveUp := strings.Index(lines, "fault PauseCache"), strings.Index(lines, "fault ResumeCache"), strings.Index(lines, "gave up waiting: wait for y")
+	if pause < 0 || resume < pause || gaveUp < resume {
+		t.Fatalf("want the cache paused and resumed during the wait, then the give-up:\n%s", lines)
+	}
+	if len(res.Violations) != 0 {
+		t.Fatalf("a wait that overlapped a paused cache reports %v", res.Violations)
+	}
+}
