@@ -28,14 +28,15 @@
 // reads come from that apiserver's caches (or the head, for quorum reads).
 // Every call is recorded as one model.Event.
 //
-// A World sets the cluster in motion (world.go, run.go). It is composed
-// of parts that each own their state: the step scheduler (scheduler.go:
-// enabled steps, decisions, the settle phase's turns, quiescence, the step
-// count), the workload driver (workload_driver.go, until.go), the fault
-// injector (faults.go), the property hook (property_hook.go: monitor,
-// violations, harness error) and the explorer hooks (explorer_hooks.go,
-// statehash.go: fingerprint, prune, writes); values recomputed only when
-// the store's revision moves share one memo (memo.go). A Host (host.go)
+// A World sets the cluster in motion (world.go, run.go, host_steps.go).
+// It is composed of parts that each own their state: the step scheduler
+// (scheduler.go: enabled steps, decisions, the settle phase's turns,
+// quiescence, the step count), the workload driver (workload_driver.go,
+// until.go), the fault injector (faults.go), the property hook
+// (property_hook.go: monitor, violations, harness error) and the explorer
+// hooks (explorer_hooks.go, statehash.go: fingerprint, prune, writes);
+// values recomputed only when the store's revision moves share one memo
+// (memo.go). A Host (host.go)
 // runs each controller under test, unmodified, behind its own client.Client,
 // one API call per step (the reconciler's goroutine hands control back at
 // every call); informers list from the apiserver the controller is
@@ -94,7 +95,7 @@
 //  3. client/informer: client.go, informer.go, cluster.go;
 //  4. host: host.go, manager.go, queue.go;
 //  5. world: world.go, run.go, controller_spec.go, scheduler.go,
-//     workload_driver.go, until.go, faults.go, property_hook.go,
+//     host_steps.go, workload_driver.go, until.go, faults.go, property_hook.go,
 //     explorer_hooks.go, statehash.go, scenario.go, script.go, helpers.go,
 //     the built-in actors (actor_*.go, their shared helpers in
 //     actor_helpers.go).

@@ -225,12 +225,18 @@ func (f *faultInjector) evict(w *World, namespace, name string) {
 	_ = w.ActorClient(model.ActorFault).Delete(context.Background(), pod, client.PropagationPolicy("Background"))
 }
 
-// hashState adds the fault phase's state to a state fingerprint: the
-// budget left and the caches paused.
-func (f *faultInjector) hashState(w *World, fp *fingerprint) {
+// hashPaused adds the caches a stale fault paused, with their contents,
+// to a state fingerprint.
+func (f *faultInjector) hashPaused(w *World, fp *fingerprint) {
 	for _, p := range f.paused {
 		fp.put(uint64(p.server.ID))
 		fp.putS(p.cache.kind.gvk.Kind)
 		w.hashObjects(fp.h, p.cache.kind, p.cache.objects, fp.put, fp.putS)
 	}
+}
+
+// hashBudget adds the fault budget left to a state fingerprint.
+func (f *faultInjector) hashBudget(fp *fingerprint) {
+	b := f.budget
+	fp.put(uint64(b.Crashes)<<48 | uint64(b.Stale)<<32 | uint64(b.Drops)<<16 | uint64(b.Evictions))
 }

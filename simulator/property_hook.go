@@ -2,6 +2,7 @@ package simulator
 
 import (
 	"fmt"
+	"hash"
 
 	"github.com/opcheck/opcheck/model"
 	"github.com/opcheck/opcheck/properties"
@@ -57,6 +58,13 @@ func (p *propertyHook) addStuck(stuck *properties.Violation) {
 	if stuck != nil && len(p.violations) == 0 && p.harnessErr == nil {
 		p.violations = append(p.violations, *stuck)
 	}
+}
+
+// hashState adds the monitors' state to a state fingerprint; false when a
+// monitor has none (properties.StateHasher), and the state must not be
+// merged with another.
+func (p *propertyHook) hashState(h hash.Hash64) bool {
+	return p.monitor == nil || p.monitor.HashState(h)
 }
 
 // fail sets the run's harness error.

@@ -95,7 +95,7 @@ func (s *stepScheduler) run(w *World) {
 		s.stop()
 	}
 	if !w.explorer.pruned {
-		w.props.addStuck(w.workload.stuck)
+		w.props.addStuck(w.workload.stuckFinding())
 	}
 }
 

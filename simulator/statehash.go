@@ -49,11 +49,11 @@ func (w *World) StateHash() (uint64, bool) {
 	}
 	f := newFingerprint()
 	hh, put, putS := f.h, f.put, f.putS
-	if m := w.props.monitor; m != nil && !m.HashState(hh) {
+	if !w.props.hashState(hh) {
 		return 0, false
 	}
 	w.hashStore(f)
-	w.faults.hashState(w, f)
+	w.faults.hashPaused(w, f)
 	for _, h := range w.hosts {
 		putS(string(h.actor))
 		put(uint64(h.server.ID))
@@ -90,8 +90,7 @@ func (w *World) StateHash() (uint64, bool) {
 		}
 	}
 	w.workload.hashState(w.Clock.Now(), f)
-	b := w.faults.budget
-	put(uint64(b.Crashes)<<48 | uint64(b.Stale)<<32 | uint64(b.Drops)<<16 | uint64(b.Evictions))
+	w.faults.hashBudget(f)
 	w.sched.hashState(w.Clock.Now(), f)
 	return hh.Sum64(), true
 }

@@ -144,6 +144,9 @@ func (d *workloadDriver) noteFault(w *World) {
 	}
 }
 
+// stuckFinding is the WorkloadStuck finding noted, or nil.
+func (d *workloadDriver) stuckFinding() *properties.Violation { return d.stuck }
+
 // noteStuck notes the finding WorkloadStuck of the step that just gave
 // up. It is reported at the end of the run, and only when no property
 // found anything: a stuck controller usually is the reason the wait gave
