@@ -210,6 +210,9 @@ func mergeFiles(files []string, n int) ([]*merged, error) {
 		m.ShardsSeen++
 		m.Schedules += l.r.Schedules
 		m.States += l.r.States
+		m.Pruned += l.r.Pruned
+		m.Steps += l.r.Steps
+		m.Reexplored += l.r.Reexplored
 		m.ElapsedMS = max(m.ElapsedMS, l.r.ElapsedMS)
 		m.verdicts = append(m.verdicts, l.r.Verdict)
 		if l.r.Verdict == VerdictViolation && m.Property == "" {

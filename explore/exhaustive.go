@@ -4,7 +4,6 @@ import (
 	"container/heap"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -105,8 +104,28 @@ func exhaustive(sc *simulator.Scenario, opts Options, rep *Report, start time.Ti
 // workers; the schedule, prune and state counts are not (concurrent
 // workers may explore a state twice).
 func exhaustLevel(sc *simulator.Scenario, opts Options, level, budgetTotal int, start time.Time, res *Report) {
+	l := searchLevel(sc, opts, level, budgetTotal, start, res, false)
+	if l.drained() && !opts.NoPrune && !opts.trustDepth && !boundsHeld(l.runs, settleBound(sc), stepBound(sc)) {
+		// A merge at a different depth may have hidden what the step
+		// bound does: explore the level again, merging only states
+		// reached at the same depth. Its outcome replaces the first's.
+		res.Reexplored++
+		res.Violation, res.Index, res.Choices, res.History = nil, 0, nil, nil
+		l = searchLevel(sc, opts, level, budgetTotal, start, res, true)
+	}
+	if l.best != nil {
+		res.Violation, res.Index, res.Choices, res.History = l.best.violation, l.best.index, l.best.choices, l.best.history
+	}
+	if l.drained() && (l.best == nil || opts.keepGoing) {
+		res.Complete = true
+	}
+}
+
+// searchLevel runs one level's search to its end on opts.Workers
+// goroutines; exact merges only states reached at the same depth.
+func searchLevel(sc *simulator.Scenario, opts Options, level, budgetTotal int, start time.Time, res *Report, exact bool) *levelSearch {
 	l := &levelSearch{sc: sc, opts: opts, level: level, budgetTotal: budgetTotal, start: start, res: res,
-		visited: &visitedTable{m: map[uint64][]int{}}, queue: itemQueue{nil}}
+		visited: &visitedTable{m: map[uint64]*visit{}, exact: exact}, queue: itemQueue{nil}}
 	l.cond = sync.NewCond(&l.mu)
 	var wg sync.WaitGroup
 	for i := 0; i < max(1, opts.Workers); i++ {
@@ -118,13 +137,26 @@ func exhaustLevel(sc *simulator.Scenario, opts Options, level, budgetTotal int, 
 	}
 	wg.Wait()
 	res.States += l.visited.len()
-	if l.best != nil {
-		res.Violation, res.Index, res.Choices, res.History = l.best.violation, l.best.index, l.best.choices, l.best.history
-	}
-	if !l.stopped && l.running == 0 && len(l.queue) == 0 && (l.best == nil || opts.keepGoing) && res.Err == nil {
-		res.Complete = true
-	}
+	return l
 }
+
+// drained reports whether the level ran every item it had to (none left,
+// no budget, time or harness error cut it short).
+func (l *levelSearch) drained() bool {
+	return !l.stopped && l.running == 0 && len(l.queue) == 0 && l.res.Err == nil
+}
+
+// stepBound and settleBound are the scenario's step bound and the step
+// count at which the world ends the fault phase whatever the schedule
+// (simulator.World.shouldSettle: two thirds of the bound).
+func stepBound(sc *simulator.Scenario) int {
+	if sc.MaxSteps > 0 {
+		return sc.MaxSteps
+	}
+	return simulator.DefaultMaxSteps
+}
+
+func settleBound(sc *simulator.Scenario) int { return stepBound(sc) * 2 / 3 }
 
 // levelSearch is the shared state of one level's workers, guarded by mu.
 type levelSearch struct {
@@ -141,6 +173,7 @@ type levelSearch struct {
 	running int
 	stopped bool // the budget, the time or a harness error ended the search
 	best    *found
+	runs    []*runRecord // every schedule run that ran in this shard
 }
 
 // found is a violating schedule with its depth-first key.
@@ -204,7 +237,8 @@ func (l *levelSearch) run(prefix []int, index int) (*dfsChooser, *simulator.Resu
 	if opts.perturb != nil {
 		opts.perturb(prefix)
 	}
-	c := &dfsChooser{prefix: prefix, visited: l.visited, dedup: !opts.NoPrune, shard: opts.Shard, shards: opts.Shards, maxFaults: l.level}
+	c := &dfsChooser{prefix: prefix, visited: l.visited, dedup: !opts.NoPrune, full: opts.NoReduce, shard: opts.Shard, shards: opts.Shards, maxFaults: l.level,
+		marks: stepMarks{first: true}, run: &runRecord{prefix: prefix}}
 	w, err := simulator.NewWorld(l.sc, c, simulator.RunOptions{Faults: opts.Faults})
 	if err != nil {
 		return nil, nil, false, err
@@ -246,6 +280,10 @@ func (l *levelSearch) record(prefix []int, index int, c *dfsChooser, r *simulato
 		res.Skipped++
 	case pruned:
 		res.Pruned++
+	}
+	if !c.skipped {
+		c.run.faultEnd, c.run.end = c.depth, r.Steps
+		l.runs = append(l.runs, c.run)
 	}
 	if len(r.Violations) > 0 && !c.skipped {
 		if l.best == nil || lessKey(prefix, l.best.key) {
@@ -289,31 +327,197 @@ func (q *itemQueue) Pop() any {
 }
 
 // visitedTable holds the states one level of the search has reached, each
-// with the smallest path (its fault choices so far) that reached it; the
+// with the smallest path (in the depth-first order) that reached it; the
 // level's workers share it.
+//
+// A state is fingerprinted without the number of steps taken
+// (simulator.World.StateHash): the same state reached after a different
+// number of steps has the same futures as long as the step bound cuts
+// none of them (it ends the fault phase at two thirds of it, and the run
+// at it). So a path is pruned at a state a smaller path reached, at any
+// depth, with two provisions:
+//
+//   - a visit never prunes a path that passed through it (its key is a
+//     prefix of the path's): such a path reached the state again by a
+//     cycle, and the visit's futures are this very path's, not yet
+//     explored (a livelock that loops through one state would otherwise be
+//     cut at its second lap, never reaching the step bound that reports
+//     it);
+//   - at the end of the level, boundsHeld checks that the step bound cut
+//     none of the futures a merge at a different depth relied on, and if
+//     it cannot show that, the level is explored again with exact merging
+//     (only states reached at the same depth, as when the step count was
+//     part of the fingerprint).
 type visitedTable struct {
-	mu sync.Mutex
-	m  map[uint64][]int
+	mu    sync.Mutex
+	m     map[uint64]*visit
+	exact bool
 }
 
-// claim reports whether the path key may go on from state h: no path
-// reached h before, or only larger ones (key then takes their place). A
-// path larger than the recorded one is pruned: the recorded one explores
-// the same futures, earlier in the depth-first order.
-func (v *visitedTable) claim(h uint64, key []int) bool {
+// visit is a path that reached a state: its fault choices so far, the
+// depth (steps taken), and the run that took it.
+type visit struct {
+	key   []int
+	depth int
+	run   *runRecord
+}
+
+// claim returns nil when the path key may go on from state h at depth, and
+// records it where it is the smallest path so far; otherwise it returns
+// the visit of the smaller path that prunes it. A smaller path arriving
+// later goes on and takes the state over (exhaustLevel: the smallest
+// violating schedule is never pruned).
+func (v *visitedTable) claim(h uint64, key []int, depth int, run *runRecord) *visit {
+	if v.exact {
+		h = mix(h ^ uint64(depth+1)*0x9e3779b97f4a7c15)
+	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if old, ok := v.m[h]; ok && !lessKey(key, old) {
-		return false
+	old := v.m[h]
+	if old != nil && !lessKey(key, old.key) {
+		if !isPrefix(old.key, key) {
+			return old
+		}
+		return nil // a cycle through the recorded visit: go on
 	}
-	v.m[h] = slices.Clone(key)
-	return true
+	v.m[h] = &visit{key: slices.Clone(key), depth: depth, run: run}
+	return nil
 }
 
+// len is the number of distinct states reached.
 func (v *visitedTable) len() int {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	return len(v.m)
+}
+
+// isPrefix reports whether a is a prefix of b (or equal).
+func isPrefix(a, b []int) bool {
+	return len(a) <= len(b) && slices.Equal(a, b[:len(a)])
+}
+
+// runRecord is what one schedule of a level leaves for boundsHeld: its
+// item, where its fault phase and its run ended, or the visit that pruned
+// it and its depth there.
+type runRecord struct {
+	prefix   []int
+	faultEnd int // steps taken when the fault phase ended (or the run, if it stopped in it)
+	end      int // steps taken when the run ended
+	prunedBy *visit
+	prunedAt int
+}
+
+// boundsHeld reports whether every merge at a different depth in the level
+// kept the futures it relied on: for each path pruned at depth a by a visit
+// at depth b != a, every continuation of the visit (the runs through it, a
+// pruned one continued through the visit that pruned it, and so on) ended
+// its fault phase within r_f and its run within r steps after the visit,
+// with max(a,b)+r_f < settleAt and max(a,b)+r < maxSteps. Then neither the
+// visit's continuations nor the pruned path's (the same ones, a-b steps
+// later) met the forced end of the fault phase or the step bound, and
+// both behaved alike step for step. It returns false when that cannot be
+// shown.
+//
+// The runs through a visit are the run that recorded it (from the visit
+// on) and every run whose item extends the visit's key: those replay the
+// same choices up to the visit and branch after it.
+func boundsHeld(runs []*runRecord, settleAt, maxSteps int) bool {
+	type node struct {
+		children map[int]*node
+		run      *runRecord
+		done     bool
+		fault    int // the latest fault-phase end and run end below, -1 none
+		end      int
+	}
+	root := &node{}
+	for _, r := range runs {
+		n := root
+		for _, k := range r.prefix {
+			if n.children == nil {
+				n.children = map[int]*node{}
+			}
+			if n.children[k] == nil {
+				n.children[k] = &node{}
+			}
+			n = n.children[k]
+		}
+		n.run = r
+	}
+	type span struct{ fault, end int }
+	const inProgress = -2
+	rem := map[*visit]span{}
+	var remaining func(v *visit) (span, bool)
+	var below func(n *node) (span, bool)
+	// endOf is where run r's continuation ended, following the visits that
+	// pruned it.
+	endOf := func(r *runRecord) (span, bool) {
+		if r.prunedBy == nil {
+			return span{r.faultEnd, r.end}, true
+		}
+		s, ok := remaining(r.prunedBy)
+		return span{r.prunedAt + s.fault, r.prunedAt + s.end}, ok
+	}
+	below = func(n *node) (span, bool) {
+		if n.done {
+			return span{n.fault, n.end}, true
+		}
+		m := span{-1, -1}
+		for _, c := range n.children {
+			if c.run != nil {
+				s, ok := endOf(c.run)
+				if !ok {
+					return m, false
+				}
+				m = span{max(m.fault, s.fault), max(m.end, s.end)}
+			}
+			s, ok := below(c)
+			if !ok {
+				return m, false
+			}
+			m = span{max(m.fault, s.fault), max(m.end, s.end)}
+		}
+		n.done, n.fault, n.end = true, m.fault, m.end
+		return m, true
+	}
+	// remaining is how many steps after visit v its continuations ended
+	// the fault phase and the run, at most.
+	remaining = func(v *visit) (span, bool) {
+		if s, ok := rem[v]; ok {
+			return s, s.fault != inProgress
+		}
+		rem[v] = span{inProgress, inProgress} // a cycle of merges: nothing is shown
+		m, ok := endOf(v.run)
+		if !ok {
+			return m, false
+		}
+		n := root
+		for _, k := range v.key {
+			if n = n.children[k]; n == nil {
+				break
+			}
+		}
+		if n != nil {
+			s, ok := below(n)
+			if !ok {
+				return s, false
+			}
+			m = span{max(m.fault, s.fault), max(m.end, s.end)}
+		}
+		s := span{m.fault - v.depth, m.end - v.depth}
+		rem[v] = s
+		return s, true
+	}
+	for _, r := range runs {
+		if r.prunedBy == nil || r.prunedAt == r.prunedBy.depth {
+			continue // an exact merge: the same state at the same depth
+		}
+		s, ok := remaining(r.prunedBy)
+		deeper := max(r.prunedAt, r.prunedBy.depth)
+		if !ok || deeper+s.fault >= settleAt || deeper+s.end >= maxSteps {
+			return false
+		}
+	}
+	return true
 }
 
 // dfsChooser replays a prefix of fault decisions and otherwise follows the
@@ -321,63 +525,70 @@ func (v *visitedTable) len() int {
 // the events since the previous one, the state fingerprint) and its own
 // state, and ends a run it prunes by answering model.Prune.
 type dfsChooser struct {
-	prefix    []int
-	taken     []int
-	widths    []int
-	started   bool
+	prefix []int
+	taken  []int
+	widths []int
+	// depth is the number of decisions so far: before the settle phase
+	// every step is a decision, so it is the world's step count.
+	depth     int
 	paused    bool // a watch cache is paused (a resume option is offered)
-	milestone bool
-	storage   bool // a controller wrote a pod or a PVC, or a workload step ended
-	kinds     map[string]bool
-	faults    int // faults injected in this schedule
+	marks     stepMarks
+	full      bool // Options.NoReduce: every enabled fault at every decision
+	faults    int  // faults injected in this schedule
 	maxFaults int
 	visited   *visitedTable
 	dedup     bool
 	shard     int
 	shards    int
 	skipped   bool
+	run       *runRecord
 }
 
 func (c *dfsChooser) Choose(d model.Decision) int {
 	if d.Kind != model.ChooseStep {
 		return 0
 	}
+	depth := c.depth
+	c.depth++
 	steps := d.Options
 	def := defaultStep(steps)
-	c.scan(d.Since)
+	c.marks.scan(d.Since)
 	c.paused = false
 	for i := range steps {
 		if steps[i].Class == model.StepResume {
 			c.paused = true
 		}
 	}
-	point := !c.started || c.milestone || c.storage || len(c.kinds) > 0
+	// Without reduction every decision is a fault decision; with it, a
+	// decision after steps independent of every fault is none.
+	point := c.full || c.marks.any()
 	var faults []int
-	if c.faults < c.maxFaults {
+	if point && c.faults < c.maxFaults {
 		for i := range steps {
-			if steps[i].Fault != 0 && c.relevant(&steps[i]) {
+			if steps[i].Fault != 0 && c.offer(&steps[i]) {
 				faults = append(faults, i)
 			}
 		}
 	}
-	c.resetMarks()
+	c.marks.reset()
 	if !point {
 		return def
 	}
 	// Dedup at every point where a fault could matter, also once the
-	// faults are spent: a state reached again has the same future, which
-	// the depth-first order has already explored in full. The future also
-	// depends on the search's own state: the faults left at this level and
-	// which faults the relevance marks offer now (a state reached right
-	// after a write offers a crash; the same state reached otherwise may
-	// not). With shards, only states below the split point are merged:
-	// their whole future belongs to this shard, while a state above it
-	// has futures that other shards own.
+	// faults are spent: a state reached again with no more steps left has
+	// the same futures (or fewer), which the depth-first order has already
+	// explored in full. The future also depends on the search's own state:
+	// the faults left at this level and which faults are offered now (a
+	// state reached right after a write offers a crash; the same state
+	// reached otherwise may not). With shards, only states below the split
+	// point are merged: their whole future belongs to this shard, while a
+	// state above it has futures that other shards own.
 	if len(c.taken) >= len(c.prefix) && c.dedup && (c.shards <= 1 || len(c.taken) >= SplitDepth) {
 		if h, ok := d.Fingerprint(); ok {
 			h ^= uint64(c.maxFaults-c.faults) * 0x9e3779b97f4a7c15
 			h = mixFaults(h, faults)
-			if !c.visited.claim(h, c.taken) {
+			if by := c.visited.claim(h, c.taken, depth, c.run); by != nil {
+				c.run.prunedBy, c.run.prunedAt = by, depth
 				return model.Prune
 			}
 		}
@@ -385,14 +596,14 @@ func (c *dfsChooser) Choose(d model.Decision) int {
 	if len(faults) == 0 {
 		return def
 	}
-	depth := len(c.taken)
+	at := len(c.taken)
 	opt := 0
-	if depth < len(c.prefix) {
-		opt = c.prefix[depth]
+	if at < len(c.prefix) {
+		opt = c.prefix[at]
 	}
 	c.taken = append(c.taken, opt)
 	c.widths = append(c.widths, 1+len(faults))
-	if c.shards > 1 && len(c.taken) == SplitDepth && depth >= len(c.prefix)-1 {
+	if c.shards > 1 && len(c.taken) == SplitDepth && at >= len(c.prefix)-1 {
 		if owner(c.taken, c.widths)%c.shards != c.shard {
 			c.skipped = true
 			return model.Prune
@@ -405,6 +616,13 @@ func (c *dfsChooser) Choose(d model.Decision) int {
 	return faults[opt-1]
 }
 
+// offer says whether an enabled fault is offered at this decision: every
+// one without reduction; with it, only one the steps since the previous
+// decision do not commute with (reduction.go).
+func (c *dfsChooser) offer(f *model.Option) bool {
+	return c.full || !c.marks.independent(f) && !symmetric(f, c.paused)
+}
+
 // mixFaults folds the offered faults (indices into the enabled steps, which
 // the world state determines) into a state hash.
 func mixFaults(h uint64, faults []int) uint64 {
@@ -413,64 +631,6 @@ func mixFaults(h uint64, faults []int) uint64 {
 		h = mix(h ^ uint64(f+1))
 	}
 	return h
-}
-
-// scan reads the events recorded since the last decision and marks what
-// changed: a write or external call of a controller under test, the end of
-// a workload step, the kinds written.
-func (c *dfsChooser) scan(since []model.Event) {
-	for i := range since {
-		e := &since[i]
-		switch {
-		case e.Op == model.OpWorkload && strings.HasPrefix(e.Detail, "done:"):
-			c.milestone = true
-			c.storage = true
-		case properties.IsController(e.Actor) && (e.Change != model.ChangeNone || e.Op == model.OpExternal):
-			c.milestone = true
-			if e.Kind == "Pod" || e.Kind == "PersistentVolumeClaim" {
-				c.storage = true
-			}
-		}
-		if e.Change != model.ChangeNone {
-			if c.kinds == nil {
-				c.kinds = map[string]bool{}
-			}
-			c.kinds[e.Kind] = true
-		}
-	}
-}
-
-// relevant says whether a fault is offered at this decision: only where it
-// can lead somewhere new (see Exhaustive). A crash or an eviction right
-// after a write of the controller or the end of a workload step; a paused
-// cache or a dropped event of a kind right after that kind was written.
-// The very first decision offers every fault.
-func (c *dfsChooser) relevant(s *model.Option) bool {
-	if !c.started && s.Fault != model.FaultCrash {
-		return true
-	}
-	switch s.Fault {
-	case model.FaultStale, model.FaultDrop, model.FaultExpire:
-		return c.kinds[s.Kind]
-	case model.FaultEvict:
-		return c.storage
-	case model.FaultCrash:
-		// With no cache paused every apiserver serves the head: restarts
-		// on any of them lead to the same state, so one is enough.
-		if !c.paused && s.Server != 1 {
-			return false
-		}
-		return c.milestone
-	default:
-		return c.milestone
-	}
-}
-
-func (c *dfsChooser) resetMarks() {
-	c.started = true
-	c.milestone = false
-	c.storage = false
-	clear(c.kinds)
 }
 
 // covered estimates the explored part of the space: each level of fault
@@ -530,3 +690,5 @@ func rank(s *model.Option) int {
 		return 1
 	}
 }
+
+var dbg map[string]int

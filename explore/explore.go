@@ -94,6 +94,12 @@ type Options struct {
 	// NoPrune turns off the exhaustive search's state pruning (to measure
 	// what it saves).
 	NoPrune bool
+	// NoReduce turns off the exhaustive search's partial-order reduction
+	// (explore/reduction.go): every enabled fault is offered at every
+	// decision, within the fault budget. The full search finds every
+	// violation the reduced one finds and is much larger; it is there to
+	// check the reduction against.
+	NoReduce bool
 	// Progress, when set, is called after every schedule (the CLI's live
 	// progress line).
 	Progress func(Progress)
@@ -102,6 +108,9 @@ type Options struct {
 	// still stops at its own first one); the report keeps the first. The
 	// pruning soundness test compares every violation met this way.
 	keepGoing bool
+	// trustDepth (tests) skips the check that merges at different depths
+	// kept every future (boundsHeld), to show what the check is for.
+	trustDepth bool
 	// perturb (tests), when set, is called by a worker before it runs a
 	// schedule (with the exhaustive item's prefix, or the sampling index):
 	// a test delays workers to make them finish out of order.
@@ -184,6 +193,11 @@ type Report struct {
 	// shard owns them. Both are included in Schedules.
 	Pruned  int
 	Skipped int
+	// Reexplored (exhaustive) counts the levels of fault count explored a
+	// second time, merging only states reached at the same depth, because
+	// a merge of a state reached at different depths could have hidden an
+	// effect of the step bound (docs/explore.md, "State pruning").
+	Reexplored int
 	// Complete (exhaustive): every schedule within the bounds was
 	// explored or pruned as a state already explored.
 	Complete bool

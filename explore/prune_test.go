@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -20,17 +21,20 @@ import (
 	"github.com/opcheck/opcheck/simulator"
 )
 
-// violationSet runs the exhaustive search to the end of its bounds
-// (KeepGoing) and returns every violation it met, each as the property and
-// the ground truth the violating schedule ended in, with the result.
-func violationSet(t *testing.T, sc *simulator.Scenario, faults *model.FaultBudget, workers int, noPrune bool) (map[string]bool, Report) {
+// violationSet runs the exhaustive search with opts (its faults, workers,
+// pruning and reduction) to the end of its bounds (keepGoing) and returns
+// every violation it met, each as the property and the ground truth the
+// violating schedule ended in, with the result.
+func violationSet(t *testing.T, sc *simulator.Scenario, opts Options) (map[string]bool, Report) {
 	t.Helper()
 	set := map[string]bool{}
-	r := Explore(sc, Options{Strategy: StrategyExhaustive, Faults: faults, Workers: workers, NoPrune: noPrune, keepGoing: true, Visit: func(_ int, _ uint64, res *simulator.Result) {
+	opts.Strategy, opts.keepGoing = StrategyExhaustive, true
+	opts.Visit = func(_ int, _ uint64, res *simulator.Result) {
 		for _, v := range res.Violations {
 			set[fmt.Sprintf("%s @ store %016x", v.Property, res.World.StoreHash())] = true
 		}
-	}})
+	}
+	r := Explore(sc, opts)
 	if r.Err != nil {
 		t.Fatal(r.Err)
 	}
@@ -45,8 +49,8 @@ func violationSet(t *testing.T, sc *simulator.Scenario, faults *model.FaultBudge
 // GOMAXPROCS: the shared visited table must be as sound as one worker's.
 func comparePruning(t *testing.T, sc *simulator.Scenario, faults *model.FaultBudget, workers int) (diff string, pruned, full Report) {
 	t.Helper()
-	with, pruned := violationSet(t, sc, faults, workers, false)
-	without, full := violationSet(t, sc, faults, workers, true)
+	with, pruned := violationSet(t, sc, Options{Faults: faults, Workers: workers})
+	without, full := violationSet(t, sc, Options{Faults: faults, Workers: workers, NoPrune: true})
 	if (pruned.Violation == nil) != (full.Violation == nil) {
 		return fmt.Sprintf("verdicts differ: pruned violation %v, unpruned %v", pruned.Violation, full.Violation), pruned, full
 	}
@@ -179,5 +183,167 @@ func TestPruningKeepsMonitorState(t *testing.T) {
 	r := Explore(idleScenario(noPrint), Options{Strategy: StrategyExhaustive, Workers: 1, keepGoing: true})
 	if r.Violation == nil || r.Pruned != 0 {
 		t.Fatalf("a monitor without a fingerprint: violation %v, %d pruned; want the violation and nothing pruned", r.Violation, r.Pruned)
+	}
+}
+
+// quiesces is violated by a run that hits its step bound without reaching
+// Quiescent: the property a step bound's effect shows in.
+func quiesces() properties.Property {
+	return properties.Property{Name: "Quiesces", Kind: properties.Liveness, NewMonitor: func() properties.Monitor {
+		return properties.Fingerprinted(properties.MonitorFuncs(nil, func(s *properties.State, h *model.History) *properties.Violation {
+			for i := range h.Events {
+				if h.Events[i].Op == model.OpQuiescent {
+					return nil
+				}
+			}
+			last := h.Events[len(h.Events)-1]
+			return &properties.Violation{Step: last.Step, Event: last, Explanation: "the run hit its step bound"}
+		}), func(hash.Hash64) {})
+	}}
+}
+
+// depthScenario: a controller that mirrors each Secret into a ConfigMap
+// of the same name, and a user who creates three Secrets and deletes them
+// again, each time waiting for the mirror to follow. A crash restarts the
+// controller, which reconciles every Secret it lists (reads only, the
+// mirrors being there already), so crashes at different moments reach the
+// same state at different depths. maxSteps is the scenario's step bound.
+func depthScenario(maxSteps int) *simulator.Scenario {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		panic(err)
+	}
+	meta := func(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: "default", Name: name} }
+	mirrored := func(name string, want bool) func(ctx context.Context, r client.Reader) bool {
+		return func(ctx context.Context, r client.Reader) bool {
+			err := r.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, &corev1.ConfigMap{})
+			return (err == nil) == want
+		}
+	}
+	var steps []simulator.WorkloadStep
+	for _, n := range []string{"a", "b", "c"} {
+		steps = append(steps, simulator.WorkloadStep{Name: "create " + n, Until: mirrored(n, true), Do: func(ctx context.Context, c client.Client) error {
+			return c.Create(ctx, &corev1.Secret{ObjectMeta: meta(n)})
+		}})
+	}
+	for _, n := range []string{"a", "b", "c"} {
+		steps = append(steps, simulator.WorkloadStep{Name: "delete " + n, Until: mirrored(n, false), Do: func(ctx context.Context, c client.Client) error {
+			return c.Delete(ctx, &corev1.Secret{ObjectMeta: meta(n)})
+		}})
+	}
+	return &simulator.Scenario{
+		Name:       "depth",
+		Scheme:     scheme,
+		NoBuiltins: true,
+		MaxSteps:   maxSteps,
+		Controllers: []simulator.ControllerSpec{{
+			Name: "mirror", For: &corev1.Secret{}, Owns: []client.Object{&corev1.ConfigMap{}},
+			New: func(c client.Client) reconcile.Reconciler {
+				return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+					err := c.Get(ctx, req.NamespacedName, &corev1.Secret{})
+					if apierrors.IsNotFound(err) {
+						return reconcile.Result{}, client.IgnoreNotFound(c.Delete(ctx, &corev1.ConfigMap{ObjectMeta: meta(req.Name)}))
+					}
+					if err != nil {
+						return reconcile.Result{}, err
+					}
+					if err := c.Get(ctx, req.NamespacedName, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+						return reconcile.Result{}, err
+					}
+					return reconcile.Result{}, c.Create(ctx, &corev1.ConfigMap{ObjectMeta: meta(req.Name)})
+				})
+			},
+		}},
+		Workload:   steps,
+		Faults:     model.FaultBudget{Crashes: 1},
+		Properties: []properties.Property{quiesces()},
+	}
+}
+
+// States are fingerprinted without the step count, so pruning merges a
+// state reached at different depths. That keeps every future while the
+// step bound cuts none of them; depthScenario with a bound of 35 steps is
+// a case where it cuts one (the schedule that crashes after the first
+// Secret and runs 35 steps is merged into one that reached the same state
+// two steps deeper and ran 37, past the bound, after the bound reported
+// the merged-into run). The search then explores the level again with
+// exact merging, and meets every violation the unpruned search meets;
+// trusting the merge (trustDepth) loses one, which shows the case is one
+// where depth matters. With the default bound the merges stand.
+func TestPruningAcrossDepths(t *testing.T) {
+	for _, bound := range []int{34, 35} {
+		sc := func() *simulator.Scenario { return depthScenario(bound) }
+		full, _ := violationSet(t, sc(), Options{Workers: 1, NoPrune: true})
+		checked, r := violationSet(t, sc(), Options{Workers: 1})
+		trusted, _ := violationSet(t, sc(), Options{Workers: 1, trustDepth: true})
+		if !maps.Equal(full, checked) {
+			t.Errorf("bound %d: the pruned search met %v, the unpruned one %v", bound, slices.Sorted(maps.Keys(checked)), slices.Sorted(maps.Keys(full)))
+		}
+		if r.Reexplored == 0 {
+			t.Errorf("bound %d: the level was not explored again (%d schedules, %d pruned)", bound, r.Schedules, r.Pruned)
+		}
+		if maps.Equal(full, trusted) {
+			t.Errorf("bound %d: trusting merges across depths lost nothing (%v): the case does not show what the check is for", bound, slices.Sorted(maps.Keys(full)))
+		}
+	}
+	diff, pruned, full := comparePruning(t, depthScenario(0), nil, 1)
+	if diff != "" {
+		t.Fatal(diff)
+	}
+	if pruned.Reexplored != 0 || pruned.Pruned == 0 || pruned.Steps >= full.Steps {
+		t.Fatalf("default bound: %d pruned, %d re-explored levels, %d steps against %d unpruned: want merges that stand", pruned.Pruned, pruned.Reexplored, pruned.Steps, full.Steps)
+	}
+}
+
+// flipScenario: two controllers that disagree on a ConfigMap's data and
+// each write their value whenever they see the other's, so the world goes
+// round a cycle of states until the step bound ends the run.
+func flipScenario() *simulator.Scenario {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		panic(err)
+	}
+	writer := func(value string) func(c client.Client) reconcile.Reconciler {
+		return func(c client.Client) reconcile.Reconciler {
+			return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+				var cm corev1.ConfigMap
+				if err := c.Get(ctx, req.NamespacedName, &cm); err != nil || cm.Data["v"] == value {
+					return reconcile.Result{}, client.IgnoreNotFound(err)
+				}
+				patch := client.MergeFrom(cm.DeepCopy())
+				cm.Data = map[string]string{"v": value}
+				return reconcile.Result{}, c.Patch(ctx, &cm, patch)
+			})
+		}
+	}
+	return &simulator.Scenario{
+		Name:       "flip",
+		Scheme:     scheme,
+		NoBuiltins: true,
+		Controllers: []simulator.ControllerSpec{
+			{Name: "one", For: &corev1.ConfigMap{}, New: writer("1")},
+			{Name: "two", For: &corev1.ConfigMap{}, New: writer("2")},
+		},
+		Workload: []simulator.WorkloadStep{{Name: "create", Do: func(ctx context.Context, c client.Client) error {
+			return c.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "cfg"}})
+		}}},
+		// A fault left to inject keeps the fault phase, and its decisions,
+		// going while the controllers loop.
+		Faults:     model.FaultBudget{Crashes: 1},
+		Properties: []properties.Property{quiesces()},
+	}
+}
+
+// A path that comes back to a state it passed through is not pruned there:
+// the state's futures are this path's own, not explored yet. Merging it
+// would cut the fault-free livelock at its second lap (the report would
+// then be a later schedule, or none).
+func TestPruningDoesNotCutACycle(t *testing.T) {
+	r := Explore(flipScenario(), Options{Workers: 1})
+	if r.Verdict != VerdictViolation || r.Violation.Property != "Quiesces" {
+		t.Fatalf("verdict %s %v after %d schedules (%d pruned): want the livelock reported as Quiesces", r.Verdict, r.Violation, r.Schedules, r.Pruned)
+	}
+	if r.Index != 0 || r.Pruned != 0 {
+		t.Fatalf("the livelock reported is schedule %d (%d pruned): the first, fault-free schedule was cut short", r.Index, r.Pruned)
 	}
 }

@@ -13,7 +13,14 @@ type Result struct {
 	Property  string `json:"property,omitempty"`
 	Schedules int    `json:"schedules"`
 	States    int    `json:"states"`
-	ElapsedMS int64  `json:"elapsed_ms"`
+	// Pruned (exhaustive) counts schedules cut short at a state already
+	// explored; Steps the steps of every schedule run.
+	Pruned int `json:"pruned,omitempty"`
+	Steps  int `json:"steps,omitempty"`
+	// Reexplored (exhaustive) counts the levels explored again with exact
+	// merging (Report.Reexplored).
+	Reexplored int   `json:"reexplored,omitempty"`
+	ElapsedMS  int64 `json:"elapsed_ms"`
 	// Trace is the trace file of the violation, Replay the command that
 	// replays it.
 	Trace  string `json:"trace,omitempty"`
@@ -30,7 +37,7 @@ type Result struct {
 // Result is r as one JSON result line of its shard.
 func (r Report) Result() Result {
 	shard, shards := r.Shard, max(r.Shards, 1)
-	res := Result{Scenario: r.Scenario, Strategy: r.Strategy, Verdict: r.Verdict, Schedules: r.Schedules, States: r.States, ElapsedMS: r.Elapsed.Milliseconds(), Trace: r.Trace, Replay: r.Replay, Shard: &shard, Shards: &shards}
+	res := Result{Scenario: r.Scenario, Strategy: r.Strategy, Verdict: r.Verdict, Schedules: r.Schedules, States: r.States, Pruned: r.Pruned, Steps: r.Steps, Reexplored: r.Reexplored, ElapsedMS: r.Elapsed.Milliseconds(), Trace: r.Trace, Replay: r.Replay, Shard: &shard, Shards: &shards}
 	if r.Violation != nil {
 		res.Property = r.Violation.Property
 	}

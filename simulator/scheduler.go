@@ -185,12 +185,12 @@ func (s *stepScheduler) decision(w *World, steps []Step) model.Decision {
 	return model.Decision{Kind: model.ChooseStep, Options: opts, Since: since, Fingerprint: w.explorer.fingerprint}
 }
 
-// hashState adds the phase, the clock and the steps taken to a state
-// fingerprint (the step bound and the forced settle phase count them).
+// hashState adds the phase and the clock to a state fingerprint; not the
+// steps taken, which only the step bound and the forced settle phase count
+// (see StateHash).
 func (s *stepScheduler) hashState(now model.Time, f *fingerprint) {
 	if s.settling {
 		f.put(1)
 	}
 	f.put(uint64(now))
-	f.put(uint64(s.steps))
 }

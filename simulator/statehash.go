@@ -28,9 +28,16 @@ type Hasher interface {
 // object a cache or an informer holds is the store's current revision of it
 // (an update from a stale copy conflicts, from a fresh one it succeeds),
 // external systems' state, the workload's position, the fault budget, the
-// phase, the clock, the steps taken (the step bound and the forced settle
-// phase count them), and the property monitors' state (a NoStuckReconcile
+// phase, the clock, and the property monitors' state (a NoStuckReconcile
 // streak can be reported in one future and not in another).
+//
+// It leaves out the number of steps taken: the same state reached after a
+// different number of steps has the same futures, shifted, unless the step
+// bound (or the forced end of the fault phase at two thirds of it) cuts
+// one of them. The exhaustive explorer keeps the depth of each state it
+// visits beside the fingerprint, merges visits at different depths, and
+// checks afterwards that the bound cut no future a merge relied on
+// (explore/exhaustive.go, visitedTable and boundsHeld).
 //
 // It returns false when the future is not a function of what it can see:
 // while a reconcile is in flight (a reconciler's local variables are not
