@@ -148,7 +148,7 @@ func (l *levelSearch) drained() bool {
 
 // stepBound and settleBound are the scenario's step bound and the step
 // count at which the world ends the fault phase whatever the schedule
-// (simulator.World.shouldSettle: two thirds of the bound).
+// (the simulator's stepScheduler.shouldSettle: two thirds of the bound).
 func stepBound(sc *simulator.Scenario) int {
 	if sc.MaxSteps > 0 {
 		return sc.MaxSteps
