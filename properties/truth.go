@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
@@ -121,11 +122,37 @@ func (s *State) Apply(e *model.Event) {
 // vacuously). It returns s.
 func (s *State) UseScheme(scheme *runtime.Scheme) *State {
 	s.scheme = scheme
-	s.knownKinds = make(map[string]bool)
-	for gvk := range scheme.AllKnownTypes() {
-		s.knownKinds[gvk.Kind] = true
-	}
+	s.knownKinds = kindsOf(scheme)
 	return s
+}
+
+// schemeKinds is the set of Kind names of one scheme, remembered with the
+// number of types it had (a scheme only grows: a registration since shows
+// as a larger count).
+type schemeKinds struct {
+	types int
+	kinds map[string]bool
+}
+
+// knownKindsCache maps a *runtime.Scheme to its schemeKinds. Every world
+// of an exploration (thousands, on several workers) asks for the kinds of
+// the same scheme; the set is built once and then only read, so the
+// workers share it.
+var knownKindsCache sync.Map
+
+// kindsOf returns the Kind names the scheme registers. The map is shared:
+// never modify it.
+func kindsOf(scheme *runtime.Scheme) map[string]bool {
+	types := scheme.AllKnownTypes()
+	if v, ok := knownKindsCache.Load(scheme); ok && v.(*schemeKinds).types == len(types) {
+		return v.(*schemeKinds).kinds
+	}
+	kinds := make(map[string]bool, len(types))
+	for gvk := range types {
+		kinds[gvk.Kind] = true
+	}
+	knownKindsCache.Store(scheme, &schemeKinds{types: len(types), kinds: kinds})
+	return kinds
 }
 
 // checkKind panics on a kind the scheme does not know.

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -165,5 +166,33 @@ func TestReadsAndWriteBacksAreTheCallersOwn(t *testing.T) {
 	}
 	if p.ResourceVersion != wantPod.ResourceVersion || h.ResourceVersion != wantHC.ResourceVersion {
 		t.Errorf("resourceVersions moved without a write: pod %s -> %s, handCopied %s -> %s", wantPod.ResourceVersion, p.ResourceVersion, wantHC.ResourceVersion, h.ResourceVersion)
+	}
+}
+
+// TestSharedSchemeTablesFollowTheScheme: the RESTMapper is shared by every
+// cluster over the same scheme and cluster-scoped kinds, and rebuilt when
+// the scheme has registered more types since, or for another scope.
+func TestSharedSchemeTablesFollowTheScheme(t *testing.T) {
+	s := testScheme()
+	gk := schema.GroupKind{Group: "test.opcheck.io", Kind: "handCopied"}
+	first := NewCluster(s, ClusterOptions{}).Store.kinds.restMapper()
+	if again := NewCluster(s, ClusterOptions{}).Store.kinds.restMapper(); again != first {
+		t.Fatal("two clusters over the same scheme built two RESTMappers")
+	}
+	if _, err := first.RESTMapping(gk); err == nil {
+		t.Fatal("the RESTMapper maps a kind the scheme does not register")
+	}
+	s.AddKnownTypes(schema.GroupVersion{Group: gk.Group, Version: "v1"}, &handCopied{}, &handCopiedList{})
+	grown := NewCluster(s, ClusterOptions{}).Store.kinds.restMapper()
+	m, err := grown.RESTMapping(gk)
+	if err != nil {
+		t.Fatalf("after the scheme registered %s, a new cluster's RESTMapper does not map it: %v", gk, err)
+	}
+	if m.Scope.Name() != meta.RESTScopeNameNamespace {
+		t.Fatalf("%s is mapped %s, want namespaced", gk, m.Scope.Name())
+	}
+	scoped := NewCluster(s, ClusterOptions{StoreOptions: StoreOptions{ClusterScoped: []schema.GroupKind{gk}}}).Store.kinds.restMapper()
+	if m, err := scoped.RESTMapping(gk); err != nil || m.Scope.Name() != meta.RESTScopeNameRoot {
+		t.Fatalf("with %s declared cluster-scoped the mapping is %v, %v; want root scope", gk, m, err)
 	}
 }

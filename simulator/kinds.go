@@ -3,6 +3,7 @@ package simulator
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 
@@ -226,30 +227,20 @@ func (r *kindRegistry) forGVK(gvk schema.GroupVersionKind) (*kindInfo, error) {
 	}
 	st := t.Elem()
 	plural, _ := meta.UnsafeGuessKindToResource(gvk)
+	facts := factsOf(st)
 	k := &kindInfo{
-		gvk:         gvk,
-		gk:          gvk.GroupKind(),
-		gr:          plural.GroupResource(),
-		namespaced:  !r.clusterScoped[gvk.GroupKind()],
-		statusField: -1,
-		typ:         st,
-		order:       len(r.ordered),
-	}
-	for i := 0; i < st.NumField(); i++ {
-		f := st.Field(i)
-		switch f.Name {
-		case "TypeMeta", "ObjectMeta":
-		case "Status":
-			k.statusField = i
-		default:
-			k.specFields = append(k.specFields, i)
-		}
+		gvk:            gvk,
+		gk:             gvk.GroupKind(),
+		gr:             plural.GroupResource(),
+		namespaced:     !r.clusterScoped[gvk.GroupKind()],
+		statusField:    facts.statusField,
+		specFields:     facts.specFields,
+		typ:            st,
+		order:          len(r.ordered),
+		deepCopyInto:   facts.deepCopyInto,
+		statusCopyInto: facts.statusCopyInto,
 	}
 	k.hasStatus = k.statusField >= 0 && !r.noStatus[k.gk]
-	k.deepCopyInto = copyIntoMethod(t)
-	if k.statusField >= 0 {
-		k.statusCopyInto = copyIntoMethod(reflect.PointerTo(st.Field(k.statusField).Type))
-	}
 	builtin := k.isBuiltin()
 	k.generation = !builtin || generationKinds[k.gk]
 	k.generationOnStatus = !builtin && !k.hasStatus && k.statusField >= 0
@@ -261,12 +252,87 @@ func (r *kindRegistry) forGVK(gvk schema.GroupVersionKind) (*kindInfo, error) {
 	return k, nil
 }
 
+// typeFacts is what a kind's Go struct type alone determines: where its
+// status and spec fields are and its generated copy methods. They are
+// found by reflection once per type and process (typeFactsCache), not once
+// per world: every schedule builds a world, and the facts are read only,
+// so worlds on every worker share them.
+type typeFacts struct {
+	statusField    int
+	specFields     []int
+	deepCopyInto   reflect.Value
+	statusCopyInto reflect.Value
+}
+
+var typeFactsCache sync.Map // reflect.Type (a struct type) -> *typeFacts
+
+// factsOf returns the facts of struct type st. The result is shared: never
+// modify it.
+func factsOf(st reflect.Type) *typeFacts {
+	if f, ok := typeFactsCache.Load(st); ok {
+		return f.(*typeFacts)
+	}
+	f := &typeFacts{statusField: -1}
+	for i := 0; i < st.NumField(); i++ {
+		switch st.Field(i).Name {
+		case "TypeMeta", "ObjectMeta":
+		case "Status":
+			f.statusField = i
+		default:
+			f.specFields = append(f.specFields, i)
+		}
+	}
+	f.deepCopyInto = copyIntoMethod(reflect.PointerTo(st))
+	if f.statusField >= 0 {
+		f.statusCopyInto = copyIntoMethod(reflect.PointerTo(st.Field(f.statusField).Type))
+	}
+	actual, _ := typeFactsCache.LoadOrStore(st, f)
+	return actual.(*typeFacts)
+}
+
 // restMapper returns a RESTMapper that knows every kind of the scheme, with
 // the scope the store gives it. It is built once, on first use: building it
 // walks every type of the scheme.
 func (r *kindRegistry) restMapper() meta.RESTMapper {
-	r.mapperOnce.Do(func() { r.mapper = r.buildRESTMapper() })
+	r.mapperOnce.Do(func() { r.mapper = r.sharedRESTMapper() })
 	return r.mapper
+}
+
+// mapperKey names the RESTMapper of one scheme with one set of
+// cluster-scoped kinds; mapperEntry remembers how many types the scheme
+// had when it was built (a scheme only grows).
+type mapperKey struct {
+	scheme        *runtime.Scheme
+	clusterScoped string
+}
+
+type mapperEntry struct {
+	types  int
+	mapper meta.RESTMapper
+}
+
+// restMappers holds the RESTMappers built so far. Building one walks every
+// type of the scheme, and a scenario whose controller is set up with a
+// manager asks for it in every world it builds; a DefaultRESTMapper is
+// only read once built, so worlds on every worker share one.
+var restMappers sync.Map // mapperKey -> *mapperEntry
+
+func (r *kindRegistry) sharedRESTMapper() meta.RESTMapper {
+	scoped := make([]string, 0, len(r.clusterScoped))
+	for gk, yes := range r.clusterScoped {
+		if yes {
+			scoped = append(scoped, gk.String())
+		}
+	}
+	slices.Sort(scoped)
+	key := mapperKey{scheme: r.scheme, clusterScoped: strings.Join(scoped, ",")}
+	types := len(r.scheme.AllKnownTypes())
+	if e, ok := restMappers.Load(key); ok && e.(*mapperEntry).types == types {
+		return e.(*mapperEntry).mapper
+	}
+	m := r.buildRESTMapper()
+	restMappers.Store(key, &mapperEntry{types: types, mapper: m})
+	return m
 }
 
 func (r *kindRegistry) buildRESTMapper() meta.RESTMapper {
