@@ -370,7 +370,7 @@ func substitute(t *testing.T, c command, w string, results func() string) string
 
 // boolFlags are the flags of explore check that take no value (keep in
 // step with explore/cli.go).
-var boolFlags = map[string]bool{"json": true, "check-determinism": true, "no-prune": true, "h": true, "help": true}
+var boolFlags = map[string]bool{"json": true, "check-determinism": true, "no-prune": true, "no-reduce": true, "h": true, "help": true}
 
 // runExplore runs the CLI with the command's args from the repository root,
 // its outputs in temporary copies, and fails on exit 2 (a usage or harness
