@@ -25,10 +25,19 @@ type faultLog struct {
 // reconcileSoFar is a controller's reconcile in flight: its request, the
 // step it began at, and its latest API call.
 type reconcileSoFar struct {
-	req      string
-	step     int
-	calls    int
-	lastCall string // "Update StatefulSet default/zk at step 57"
+	req   string
+	step  int
+	calls int
+	// lastCall is the reconcile's latest API call, kept as the event's
+	// fields and rendered ("Update StatefulSet default/zk at step 57")
+	// only if a crash explains it: every controller call passes here.
+	lastCall model.Event
+}
+
+// lastCallLine renders the reconcile's latest API call.
+func (r *reconcileSoFar) lastCallLine() string {
+	e := &r.lastCall
+	return fmt.Sprintf("%s %s at step %d", e.Op, strings.TrimSpace(e.Kind+" "+e.Key()), e.Step)
 }
 
 func (f *faultLog) observe(s *State, e *model.Event) {
@@ -43,7 +52,7 @@ func (f *faultLog) observe(s *State, e *model.Event) {
 	case (e.Op.IsRead() || e.Op.IsWrite()) && IsController(e.Actor):
 		if r := f.inflight[e.Actor]; r != nil {
 			r.calls++
-			r.lastCall = fmt.Sprintf("%s %s at step %d", e.Op, strings.TrimSpace(e.Kind+" "+e.Key()), e.Step)
+			r.lastCall = model.Event{Op: e.Op, Kind: e.Kind, Namespace: e.Namespace, Name: e.Name, Step: e.Step}
 		}
 		if e.Stale && e.Op.IsRead() {
 			f.stale++
@@ -55,7 +64,7 @@ func (f *faultLog) observe(s *State, e *model.Event) {
 		if r := f.inflight[who]; r != nil {
 			line += fmt.Sprintf(" in its reconcile of %s begun at step %d", r.req, r.step)
 			if r.calls > 0 {
-				line += fmt.Sprintf(", after API call %d (%s)", r.calls, r.lastCall)
+				line += fmt.Sprintf(", after API call %d (%s)", r.calls, r.lastCallLine())
 			} else {
 				line += ", before its first API call"
 			}

@@ -44,12 +44,34 @@ func (w *World) relist(h *Host, inf *informer, why string) {
 }
 
 // hostSteps are the steps of one host that do not change while it lives:
-// its crashes (one per apiserver it may restart on) and, per informer,
-// delivering the next watch event and dropping it. They are built once,
-// since the scheduler asks for them at every decision.
+// its crashes (one per apiserver it may restart on), starting a reconcile,
+// and, per informer, delivering the next watch event and dropping it. They
+// are built once, since the scheduler asks for them at every decision;
+// continuing a reconcile is built once per reconcile (its label names the
+// request).
 type hostSteps struct {
 	crash     []Step
 	informers map[*informer]*informerSteps
+	start     *Step
+	continued *reconcileRun // the reconcile cont continues
+	cont      Step
+}
+
+// reconcileStep is host h's reconcile step: continue the reconcile in
+// flight, or start the next one.
+func (w *World) reconcileStep(h *Host) Step {
+	hs := w.stepsOf(h)
+	if h.run == nil {
+		if hs.start == nil {
+			hs.start = &Step{Actor: h.actor, Class: model.StepReconcile, Label: "reconcile", Run: h.step}
+		}
+		return *hs.start
+	}
+	if hs.continued != h.run {
+		hs.continued = h.run
+		hs.cont = Step{Actor: h.actor, Class: model.StepReconcile, Label: "continue " + h.run.req.String(), Run: h.step}
+	}
+	return hs.cont
 }
 
 // informerSteps are the steps of one informer of a host: delivering its

@@ -27,6 +27,8 @@ type stepScheduler struct {
 
 	lastRev   model.Revision // the store revision after the last step
 	quietFrom model.Time     // when the store last changed
+
+	settleStep *Step // built once: collect offers it at most decisions
 }
 
 // stop ends the run after the current step.
@@ -134,11 +136,7 @@ func (s *stepScheduler) collect(w *World) []Step {
 	for _, h := range w.hosts {
 		h := h
 		if h.enabled() {
-			label := "reconcile"
-			if h.run != nil {
-				label = "continue " + h.run.req.String()
-			}
-			buf = append(buf, Step{Actor: h.actor, Class: model.StepReconcile, Label: label, Run: h.step})
+			buf = append(buf, w.reconcileStep(h))
 		}
 		for _, inf := range h.informers {
 			if inf.hasPending() {
@@ -160,7 +158,10 @@ func (s *stepScheduler) collect(w *World) []Step {
 	if !s.settling {
 		buf = w.faults.steps(w, buf)
 		if w.workload.done() {
-			buf = append(buf, Step{Actor: model.ActorFault, Class: model.StepSettle, Label: "settle", Run: w.settle})
+			if s.settleStep == nil {
+				s.settleStep = &Step{Actor: model.ActorFault, Class: model.StepSettle, Label: "settle", Run: w.settle}
+			}
+			buf = append(buf, *s.settleStep)
 		}
 	}
 	if at, ok := w.nextTimer(); ok && (ordinary == 0 || w.Scenario.ClockAnytime) {
