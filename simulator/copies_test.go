@@ -157,11 +157,43 @@ func TestReadsAndWriteBacksAreTheCallersOwn(t *testing.T) {
 	gotPod.Annotations["touched"] = "scribbled"
 	gotHC.Annotations["touched"] = "scribbled"
 
+	// A main-resource update: the stored spec is a copy of the request's
+	// (the caller may keep what it put there), and the stored status stays
+	// (both kinds have a status subresource).
+	var upPod corev1.Pod
+	var upHC handCopied
+	if err := cl.Get(ctx, client.ObjectKeyFromObject(pod), &upPod); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.Get(ctx, client.ObjectKeyFromObject(hc), &upHC); err != nil {
+		t.Fatal(err)
+	}
+	containers := []corev1.Container{{Name: "c", Image: "i2"}}
+	upPod.Spec.Containers, upPod.Status.Conditions = containers, nil
+	specItems := []string{"spec2"}
+	upHC.Spec.Items, upHC.Status.Items = specItems, []string{"request status"}
+	if err := cl.Update(ctx, &upPod); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.Update(ctx, &upHC); err != nil {
+		t.Fatal(err)
+	}
+	containers[0].Image = "scribbled"
+	specItems[0] = "scribbled"
 	p, h := snapshot()
-	if p.Labels["app"] != "a" || p.Spec.Containers[0].Image != "i" || p.Status.Conditions[0].Type != corev1.PodReady || p.Annotations["touched"] != "yes" {
+	if p.Spec.Containers[0].Image != "i2" || len(p.Status.Conditions) != 1 {
+		t.Errorf("after an update the stored pod has image %q and conditions %v, want i2 and the stored Ready condition", p.Spec.Containers[0].Image, p.Status.Conditions)
+	}
+	if h.Spec.Items[0] != "spec2" || len(h.Status.Items) != 1 || h.Status.Items[0] != "status" {
+		t.Errorf("after an update the stored handCopied has spec %q and status %q, want [spec2] and [status]", h.Spec.Items, h.Status.Items)
+	}
+	wantPod, wantHC = p, h
+
+	p, h = snapshot()
+	if p.Labels["app"] != "a" || p.Spec.Containers[0].Image != "i2" || p.Status.Conditions[0].Type != corev1.PodReady || p.Annotations["touched"] != "yes" {
 		t.Errorf("the stored pod changed when the caller scribbled on what it read: %+v", p)
 	}
-	if h.Labels["app"] != "a" || h.Spec.Items[0] != "spec" || h.Status.Items[0] != "status" || h.Annotations["touched"] != "yes" {
+	if h.Labels["app"] != "a" || h.Spec.Items[0] != "spec2" || h.Status.Items[0] != "status" || h.Annotations["touched"] != "yes" {
 		t.Errorf("the stored handCopied changed when the caller scribbled on what it read: %+v", h)
 	}
 	if p.ResourceVersion != wantPod.ResourceVersion || h.ResourceVersion != wantHC.ResourceVersion {
