@@ -81,14 +81,20 @@ func TestWorkersDoNotChangeTheOutcome(t *testing.T) {
 		{"casskop/buggy", Options{Strategy: StrategyExhaustive, Faults: &model.FaultBudget{Crashes: 1, Stale: 1}}, VerdictViolation, []string{"uneven"}},
 		{"casskop/fixed", Options{Strategy: StrategyExhaustive, Faults: &model.FaultBudget{Crashes: 2}}, VerdictVerified, []string{"uneven"}},
 		{"idle", Options{Strategy: StrategyExhaustive, Faults: &model.FaultBudget{Crashes: 2}}, VerdictViolation, []string{"earlier items slower", "later items slower"}},
+		// Merges across depths that the step bound undoes (the level is
+		// explored again): see TestPruningAcrossDepths.
+		{"depth", Options{Strategy: StrategyExhaustive}, VerdictViolation, []string{"uneven", "earlier items slower"}},
 		{"zookeeper/buggy", Options{Strategy: StrategyRandom, Schedules: 1000, StopAtFirst: true}, VerdictViolation, []string{"uneven"}},
 		{"casskop/buggy", Options{Strategy: StrategyPCT, Schedules: 400, StopAtFirst: true}, VerdictViolation, []string{"uneven"}},
 		{"casskop/fixed", Options{Strategy: StrategyRandom, Schedules: 60}, VerdictInconclusive, []string{"uneven"}},
 	}
 	for _, c := range cases {
 		sc := func() *simulator.Scenario {
-			if c.name == "idle" {
+			switch c.name {
+			case "idle":
 				return idleScenario(noCrash())
+			case "depth":
+				return depthScenario(35)
 			}
 			return lookup(t, c.name)
 		}
