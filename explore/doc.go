@@ -32,8 +32,10 @@
 // (DefaultPCTSteps), and server and data choices are uniform.
 //
 // The exhaustive search explores every placement of the fault budget along
-// the default schedule (the bounds are in docs/explore.md), deduplicating
-// states; a complete search is "verified". Interleavings beyond the default
+// the default schedule (the bounds are in docs/explore.md), offering a fault
+// again only after steps it does not commute with (reduction.go) and
+// deduplicating states reached at any depth; a complete search is
+// "verified". Interleavings beyond the default
 // schedule are what the sampling strategies explore, and their best verdict
 // is "inconclusive".
 //

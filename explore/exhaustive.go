@@ -45,14 +45,17 @@ const SplitDepth = 2
 //     dropped, at every decision that follows a write of that kind: between
 //     two such writes the cache's content and the events are the same;
 //   - within the fault budget, every fault at every such decision, in every
-//     combination;
+//     combination. The three rules above are the partial-order reduction,
+//     an independence relation between a fault and the steps before the
+//     decision (reduction.go); Options.NoReduce turns them off;
 //   - the faults end (the settle phase starts) when the budget is spent, or
 //     when the workload is done and only the clock could move; a paused
 //     cache stays paused until then.
 //
 // States are deduplicated at decisions where no reconcile is in flight
-// (simulator.World.StateHash): a state reached again has the same futures,
-// already explored.
+// (simulator.World.StateHash): a state reached again, at any depth, has the
+// same futures, already explored, unless the path went round a cycle or
+// the step bound cut one of those futures (visitedTable, boundsHeld).
 //
 // opts are normalised by Explore (Schedules and Shards set); the outcome
 // goes into rep.
