@@ -28,8 +28,8 @@ func TestReductionKeepsEveryViolation(t *testing.T) {
 		{"casskop/fixed", model.FaultBudget{Crashes: 1}, false, false},
 		{"kuberay/scale", model.FaultBudget{Evictions: 1}, true, false},
 		{"zookeeper/buggy", model.FaultBudget{Stale: 1}, true, false},
-		// Two faults: casskop/fixed's open finding (docs/bugs.md).
-		{"casskop/fixed", model.FaultBudget{Crashes: 1, Stale: 1}, true, true},
+		// Two faults, with a violation.
+		{"casskop/upstream-fix", model.FaultBudget{Crashes: 1, Stale: 1}, true, true},
 		{"zookeeper/fixed", model.FaultBudget{Stale: 1}, false, true},
 	}
 	for _, c := range cases {
