@@ -120,13 +120,19 @@ func runWith(t *testing.T, v Variant, script []simulator.ScriptStep) *simulator.
 }
 
 func TestFinalizingCrashWindowUpstreamFix(t *testing.T) {
-	res := runWith(t, UpstreamFix, finalizingWindowScript)
+	wantScaleDownStuck(t, runWith(t, UpstreamFix, finalizingWindowScript), "ScaleDown")
+}
+
+// wantScaleDownStuck fails t unless res breaks EventuallyConverges with
+// the rack's last action, as the explanation names it, matching action.
+func wantScaleDownStuck(t *testing.T, res *simulator.Result, action string) {
+	t.Helper()
 	v := violated(res.Violations, "EventuallyConverges")
 	if v == nil {
-		t.Fatalf("want EventuallyConverges violated on upstream-fix, got %v\n%s", res.Violations, res.History.Lines())
+		t.Fatalf("want EventuallyConverges violated, got %v\n%s", res.Violations, res.History.Lines())
 	}
-	if !strings.Contains(v.Explanation, "ScaleDown") {
-		t.Fatalf("want the scale-down stuck, got:\n%s", v)
+	if !strings.Contains(v.Explanation, action) {
+		t.Fatalf("want the scale-down stuck (%s), got:\n%s", action, v)
 	}
 }
 
@@ -161,14 +167,7 @@ func runStaleChangeOfMind(t *testing.T, v Variant) *simulator.Result {
 // UpstreamFix keeps the decommissioned node's pod (the StatefulSet is
 // already at the 2 replicas the user wants) and stays Finalizing forever.
 func TestStaleChangeOfMindUpstreamFix(t *testing.T) {
-	res := runStaleChangeOfMind(t, UpstreamFix)
-	v := violated(res.Violations, "EventuallyConverges")
-	if v == nil {
-		t.Fatalf("want EventuallyConverges violated on upstream-fix, got %v\n%s", res.Violations, res.History.Lines())
-	}
-	if !strings.Contains(v.Explanation, "ScaleDown/Ongoing") {
-		t.Fatalf("want the scale-down stuck, got:\n%s", v)
-	}
+	wantScaleDownStuck(t, runStaleChangeOfMind(t, UpstreamFix), "ScaleDown/Ongoing")
 }
 
 // Fixed removes the decommissioned node as planned, then scales back up
