@@ -61,11 +61,8 @@ type CacheList struct {
 }
 
 func (in *CacheList) DeepCopyObject() runtime.Object {
-	out := &CacheList{TypeMeta: in.TypeMeta}
+	out := &CacheList{TypeMeta: in.TypeMeta, Items: copyItems(in.Items)}
 	in.ListMeta.DeepCopyInto(&out.ListMeta)
-	for i := range in.Items {
-		out.Items = append(out.Items, *in.Items[i].DeepCopyObject().(*Cache))
-	}
 	return out
 }
 

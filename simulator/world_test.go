@@ -56,10 +56,20 @@ type WebAppList struct {
 }
 
 func (in *WebAppList) DeepCopyObject() runtime.Object {
-	out := &WebAppList{TypeMeta: in.TypeMeta}
+	out := &WebAppList{TypeMeta: in.TypeMeta, Items: copyItems(in.Items)}
 	in.ListMeta.DeepCopyInto(&out.ListMeta)
-	for i := range in.Items {
-		out.Items = append(out.Items, *in.Items[i].DeepCopyObject().(*WebApp))
+	return out
+}
+
+// copyItems deep-copies a test list type's items with their own
+// DeepCopyObject (the test kinds have no generated DeepCopyInto).
+func copyItems[T any, PT interface {
+	*T
+	DeepCopyObject() runtime.Object
+}](items []T) []T {
+	var out []T
+	for i := range items {
+		out = append(out, *PT(&items[i]).DeepCopyObject().(PT))
 	}
 	return out
 }
