@@ -176,6 +176,19 @@ func (w *reconcileWindow) hash(h hash.Hash64) {
 	}
 }
 
+// windowMonitor is the monitor of a property judged against the
+// reconcile window: the window follows every event first, then check
+// judges it; the window's versions are the monitor's state.
+func windowMonitor(check func(s *properties.State, e *model.Event, win *reconcileWindow) *properties.Violation) func() properties.Monitor {
+	return func() properties.Monitor {
+		var win reconcileWindow
+		return properties.Fingerprinted(properties.Observer(func(s *properties.State, e *model.Event) *properties.Violation {
+			win.observe(s, e)
+			return check(s, e, &win)
+		}), win.hash)
+	}
+}
+
 // NoExcessWorkers is the safety property "KubeRay never creates a worker
 // pod beyond maxReplicas, nor one more than the replicas the user asks
 // for" (a duplicate pod for one wanted replica, which KubeRay's scale
@@ -189,37 +202,33 @@ func NoExcessWorkers() properties.Property {
 		Name:      "NoExcessWorkers",
 		Statement: "the controller never creates a worker pod beyond maxReplicas or beyond the replicas the user asks for",
 		Kind:      properties.Safety,
-		NewMonitor: func() properties.Monitor {
-			var win reconcileWindow
-			return properties.Fingerprinted(properties.Observer(func(s *properties.State, e *model.Event) *properties.Violation {
-				win.observe(s, e)
-				if e.Op != model.OpCreate || e.Change != model.ChangeAdded || !properties.IsController(e.Actor) {
-					return nil
+		NewMonitor: windowMonitor(func(s *properties.State, e *model.Event, win *reconcileWindow) *properties.Violation {
+			if e.Op != model.OpCreate || e.Change != model.ChangeAdded || !properties.IsController(e.Actor) {
+				return nil
+			}
+			pod, ok := e.Object.(*corev1.Pod)
+			if !ok || !isWorker(pod) {
+				return nil
+			}
+			rc, _ := properties.Get[*rayv1.RayCluster](s, Namespace, ClusterName)
+			live := len(liveWorkers(s, rc)) + 1
+			bound, why := 0, ""
+			for _, v := range win.versions {
+				if d := desiredWorkers(v); d > bound {
+					bound = d
 				}
-				pod, ok := e.Object.(*corev1.Pod)
-				if !ok || !isWorker(pod) {
-					return nil
-				}
-				rc, _ := properties.Get[*rayv1.RayCluster](s, Namespace, ClusterName)
-				live := len(liveWorkers(s, rc)) + 1
-				bound, why := 0, ""
-				for _, v := range win.versions {
-					if d := desiredWorkers(v); d > bound {
-						bound = d
-					}
-				}
-				switch {
-				case live > MaxReplicas:
-					why = fmt.Sprintf("maxReplicas is %d", MaxReplicas)
-				case live > bound:
-					why = fmt.Sprintf("the most any RayCluster version this reconcile read, or committed since it began, asks for is %d", bound)
-				default:
-					return nil
-				}
-				return &properties.Violation{Step: e.Step, Event: *e, Explanation: fmt.Sprintf("the controller created worker pod %s, making %d live workers in group %s; %s.\nLive workers before it: %s.",
-					pod.Name, live, GroupName, why, podNames(liveWorkers(s, rc)))}
-			}), win.hash)
-		},
+			}
+			switch {
+			case live > MaxReplicas:
+				why = fmt.Sprintf("maxReplicas is %d", MaxReplicas)
+			case live > bound:
+				why = fmt.Sprintf("the most any RayCluster version this reconcile read, or committed since it began, asks for is %d", bound)
+			default:
+				return nil
+			}
+			return &properties.Violation{Step: e.Step, Event: *e, Explanation: fmt.Sprintf("the controller created worker pod %s, making %d live workers in group %s; %s.\nLive workers before it: %s.",
+				pod.Name, live, GroupName, why, podNames(liveWorkers(s, rc)))}
+		}),
 	}
 }
 
@@ -235,49 +244,45 @@ func NoDeleteOfWantedPod() properties.Property {
 		Name:      "NoDeleteOfWantedPod",
 		Statement: "the controller never deletes a healthy head pod of a running cluster, nor a healthy worker pod not in workersToDelete while the group has no more workers than it asks for",
 		Kind:      properties.Safety,
-		NewMonitor: func() properties.Monitor {
-			var win reconcileWindow
-			return properties.Fingerprinted(properties.Observer(func(s *properties.State, e *model.Event) *properties.Violation {
-				win.observe(s, e)
-				if e.Op != model.OpDelete || e.Change == model.ChangeNone || e.Kind != "Pod" || !properties.IsController(e.Actor) {
+		NewMonitor: windowMonitor(func(s *properties.State, e *model.Event, win *reconcileWindow) *properties.Violation {
+			if e.Op != model.OpDelete || e.Change == model.ChangeNone || e.Kind != "Pod" || !properties.IsController(e.Actor) {
+				return nil
+			}
+			pod, ok := properties.Get[*corev1.Pod](s, e.Namespace, e.Name)
+			if !ok || pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded {
+				return nil
+			}
+			rc, ok := properties.Get[*rayv1.RayCluster](s, Namespace, ClusterName)
+			if !ok || !properties.OwnedBy(pod, rc) {
+				return nil
+			}
+			for _, v := range win.versions {
+				if suspendedOrGone(v) {
 					return nil
 				}
-				pod, ok := properties.Get[*corev1.Pod](s, e.Namespace, e.Name)
-				if !ok || pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded {
+			}
+			if isHead(pod) {
+				return &properties.Violation{Step: e.Step, Event: *e, Explanation: fmt.Sprintf("the controller deleted head pod %s (phase %s) of a running cluster.", pod.Name, pod.Status.Phase)}
+			}
+			if !isWorker(pod) {
+				return nil
+			}
+			least := -1
+			for _, v := range win.versions {
+				if slices.Contains(workersToDelete(v), pod.Name) {
 					return nil
 				}
-				rc, ok := properties.Get[*rayv1.RayCluster](s, Namespace, ClusterName)
-				if !ok || !properties.OwnedBy(pod, rc) {
-					return nil
+				if d := desiredWorkers(v); least < 0 || d < least {
+					least = d
 				}
-				for _, v := range win.versions {
-					if suspendedOrGone(v) {
-						return nil
-					}
-				}
-				if isHead(pod) {
-					return &properties.Violation{Step: e.Step, Event: *e, Explanation: fmt.Sprintf("the controller deleted head pod %s (phase %s) of a running cluster.", pod.Name, pod.Status.Phase)}
-				}
-				if !isWorker(pod) {
-					return nil
-				}
-				least := -1
-				for _, v := range win.versions {
-					if slices.Contains(workersToDelete(v), pod.Name) {
-						return nil
-					}
-					if d := desiredWorkers(v); least < 0 || d < least {
-						least = d
-					}
-				}
-				live := liveWorkers(s, rc)
-				if len(live) > least {
-					return nil
-				}
-				return &properties.Violation{Step: e.Step, Event: *e, Explanation: fmt.Sprintf("the controller deleted worker pod %s (phase %s), which is not in workersToDelete, while group %s had %d live workers and the cluster asked for %d.\nLive workers: %s.",
-					pod.Name, pod.Status.Phase, GroupName, len(live), least, podNames(live))}
-			}), win.hash)
-		},
+			}
+			live := liveWorkers(s, rc)
+			if len(live) > least {
+				return nil
+			}
+			return &properties.Violation{Step: e.Step, Event: *e, Explanation: fmt.Sprintf("the controller deleted worker pod %s (phase %s), which is not in workersToDelete, while group %s had %d live workers and the cluster asked for %d.\nLive workers: %s.",
+				pod.Name, pod.Status.Phase, GroupName, len(live), least, podNames(live))}
+		}),
 	}
 }
 
