@@ -2,8 +2,11 @@ package simulator
 
 import (
 	"context"
+	"fmt"
+	"reflect"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -227,4 +230,162 @@ func TestSharedSchemeTablesFollowTheScheme(t *testing.T) {
 	if m, err := scoped.RESTMapping(gk); err != nil || m.Scope.Name() != meta.RESTScopeNameRoot {
 		t.Fatalf("with %s declared cluster-scoped the mapping is %v, %v; want root scope", gk, m, err)
 	}
+}
+
+// TestWriteBacksEqualTheStoredObject: after every kind of successful write
+// the caller's object is the stored object (apiVersion/kind cleared, as a
+// typed client decodes answers) and shares no pointer, slice or map with
+// it: whether the write-back copied everything (defaults changed the spec,
+// the store kept a status the request did not carry) or only the metadata
+// (spec and status were already the stored ones).
+func TestWriteBacksEqualTheStoredObject(t *testing.T) {
+	gv := schema.GroupVersion{Group: "test.opcheck.io", Version: "v1"}
+	s := testScheme()
+	s.AddKnownTypes(gv, &handCopied{}, &handCopiedList{})
+	c := NewCluster(s, ClusterOptions{})
+	cl := c.Client("user", 1, true)
+	ctx := context.Background()
+
+	check := func(what string, obj client.Object) {
+		t.Helper()
+		k, err := c.Store.kinds.forObject(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored, ok := c.Store.peek(k, objectKey(k, obj.GetNamespace(), obj.GetName()))
+		if !ok {
+			t.Fatalf("%s: %s is not stored", what, obj.GetName())
+		}
+		want := stored.DeepCopyObject().(client.Object)
+		want.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+		if !reflect.DeepEqual(obj, want) {
+			t.Errorf("%s: the caller's object differs from the stored one:\n got %+v\nwant %+v", what, obj, want)
+		}
+		if path := sharedMemory(reflect.ValueOf(obj).Elem(), reflect.ValueOf(stored).Elem(), "object"); path != "" {
+			t.Errorf("%s: the caller's object shares %s with the stored one", what, path)
+		}
+	}
+
+	sts := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web", Labels: map[string]string{"app": "web"}},
+		Spec: appsv1.StatefulSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i"}}}},
+		},
+	}
+	if err := cl.Create(ctx, sts); err != nil {
+		t.Fatal(err)
+	}
+	check("create (defaults filled in)", sts)
+
+	sts.Labels["tier"] = "front"
+	if err := cl.Update(ctx, sts); err != nil {
+		t.Fatal(err)
+	}
+	check("update of a label (spec and status unchanged)", sts)
+
+	if err := cl.Update(ctx, sts); err != nil {
+		t.Fatal(err)
+	}
+	check("no-op update", sts)
+
+	sts.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{}
+	if err := cl.Update(ctx, sts); err != nil {
+		t.Fatal(err)
+	}
+	if sts.Spec.UpdateStrategy.RollingUpdate == nil {
+		t.Error("update clearing the update strategy: the caller's object did not get the defaulted strategy")
+	}
+	check("update that defaulting changed", sts)
+
+	sts.Status.Replicas = 7
+	sts.Labels["tier"] = "back"
+	if err := cl.Update(ctx, sts); err != nil {
+		t.Fatal(err)
+	}
+	if sts.Status.Replicas != 0 {
+		t.Errorf("update carrying a status: the caller's object kept status.replicas %d, want the stored 0", sts.Status.Replicas)
+	}
+	check("update carrying a status the store ignores", sts)
+
+	sts.Status.Replicas = 3
+	if err := cl.Status().Update(ctx, sts); err != nil {
+		t.Fatal(err)
+	}
+	check("status update", sts)
+
+	before := sts.DeepCopy()
+	sts.Annotations = map[string]string{"patched": "yes"}
+	if err := cl.Patch(ctx, sts, client.MergeFrom(before)); err != nil {
+		t.Fatal(err)
+	}
+	check("merge patch", sts)
+
+	hc := &handCopied{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "h"}, Spec: handCopiedPart{Items: []string{"a"}}}
+	if err := cl.Create(ctx, hc); err != nil {
+		t.Fatal(err)
+	}
+	check("create of a kind without generated copies", hc)
+	hc.Labels = map[string]string{"x": "y"}
+	if err := cl.Update(ctx, hc); err != nil {
+		t.Fatal(err)
+	}
+	check("update of a kind without generated copies", hc)
+}
+
+// sharedMemory returns the path of the first pointer, non-empty slice or
+// map that a and b (two values of one type) share, or "".
+func sharedMemory(a, b reflect.Value, path string) string {
+	switch a.Kind() {
+	case reflect.Pointer:
+		if a.IsNil() || b.IsNil() {
+			return ""
+		}
+		if a.Pointer() == b.Pointer() {
+			return path
+		}
+		return sharedMemory(a.Elem(), b.Elem(), path)
+	case reflect.Interface:
+		if a.IsNil() || b.IsNil() || a.Elem().Type() != b.Elem().Type() {
+			return ""
+		}
+		return sharedMemory(a.Elem(), b.Elem(), path)
+	case reflect.Slice:
+		if a.Len() > 0 && b.Len() > 0 && a.Pointer() == b.Pointer() {
+			return path
+		}
+		for i := 0; i < a.Len() && i < b.Len(); i++ {
+			if p := sharedMemory(a.Index(i), b.Index(i), fmt.Sprintf("%s[%d]", path, i)); p != "" {
+				return p
+			}
+		}
+	case reflect.Array:
+		for i := 0; i < a.Len(); i++ {
+			if p := sharedMemory(a.Index(i), b.Index(i), fmt.Sprintf("%s[%d]", path, i)); p != "" {
+				return p
+			}
+		}
+	case reflect.Map:
+		if a.IsNil() || b.IsNil() {
+			return ""
+		}
+		if a.Pointer() == b.Pointer() {
+			return path
+		}
+		for _, key := range a.MapKeys() {
+			if bv := b.MapIndex(key); bv.IsValid() {
+				if p := sharedMemory(a.MapIndex(key), bv, fmt.Sprintf("%s[%v]", path, key)); p != "" {
+					return p
+				}
+			}
+		}
+	case reflect.Struct:
+		for i := 0; i < a.NumField(); i++ {
+			if p := sharedMemory(a.Field(i), b.Field(i), path+"."+a.Type().Field(i).Name); p != "" {
+				return p
+			}
+		}
+	}
+	return ""
 }

@@ -87,8 +87,11 @@ type kindInfo struct {
 	// and compare spec without reflection by name on every write.
 	statusField int
 	specFields  []int // every field except TypeMeta, ObjectMeta and Status
-	typ         reflect.Type
-	order       int // first-use order: deterministic tie breaks between kinds
+	// fields are the top-level fields' offsets, types and equalFuncs, by
+	// field index.
+	fields []fieldFacts
+	typ    reflect.Type
+	order  int // first-use order: deterministic tie breaks between kinds
 	// deepCopyInto is the kind's generated (*T).DeepCopyInto and
 	// statusCopyInto its status type's (*S).DeepCopyInto, as method
 	// expressions called through reflection; invalid when the type has
@@ -97,6 +100,9 @@ type kindInfo struct {
 	// assignment would cost on every read.
 	deepCopyInto   reflect.Value
 	statusCopyInto reflect.Value
+	// typed copies a built-in kind's objects without reflection
+	// (copiers.go); nil for other kinds.
+	typed *typedCopier
 }
 
 func (k *kindInfo) String() string { return k.gvk.Kind }
@@ -104,12 +110,20 @@ func (k *kindInfo) String() string { return k.gvk.Kind }
 // copyInto deep-copies src into dst, two objects of this kind (dst's
 // previous contents are overwritten, as a generated DeepCopyInto does).
 func (k *kindInfo) copyInto(dst, src client.Object) {
+	if k.typed != nil {
+		k.typed.copyInto(dst, src)
+		return
+	}
 	k.copyIntoValue(reflect.ValueOf(dst), src)
 }
 
 // copyIntoValue is copyInto for a destination given as a reflect.Value of
 // a *T (a list item's address).
 func (k *kindInfo) copyIntoValue(dst reflect.Value, src client.Object) {
+	if k.typed != nil {
+		k.typed.copyInto(dst.Interface().(client.Object), src)
+		return
+	}
 	if k.deepCopyInto.IsValid() {
 		k.deepCopyInto.Call([]reflect.Value{reflect.ValueOf(src), dst})
 		return
@@ -235,10 +249,12 @@ func (r *kindRegistry) forGVK(gvk schema.GroupVersionKind) (*kindInfo, error) {
 		namespaced:     !r.clusterScoped[gvk.GroupKind()],
 		statusField:    facts.statusField,
 		specFields:     facts.specFields,
+		fields:         facts.fields,
 		typ:            st,
 		order:          len(r.ordered),
 		deepCopyInto:   facts.deepCopyInto,
 		statusCopyInto: facts.statusCopyInto,
+		typed:          facts.typed,
 	}
 	k.hasStatus = k.statusField >= 0 && !r.noStatus[k.gk]
 	builtin := k.isBuiltin()
@@ -260,8 +276,17 @@ func (r *kindRegistry) forGVK(gvk schema.GroupVersionKind) (*kindInfo, error) {
 type typeFacts struct {
 	statusField    int
 	specFields     []int
+	fields         []fieldFacts
 	deepCopyInto   reflect.Value
 	statusCopyInto reflect.Value
+	typed          *typedCopier
+}
+
+// fieldFacts locate one top-level field of a kind's struct and compare it.
+type fieldFacts struct {
+	offset uintptr
+	typ    reflect.Type
+	equal  equalFunc
 }
 
 var typeFactsCache sync.Map // reflect.Type (a struct type) -> *typeFacts
@@ -274,7 +299,9 @@ func factsOf(st reflect.Type) *typeFacts {
 	}
 	f := &typeFacts{statusField: -1}
 	for i := 0; i < st.NumField(); i++ {
-		switch st.Field(i).Name {
+		sf := st.Field(i)
+		f.fields = append(f.fields, fieldFacts{offset: sf.Offset, typ: sf.Type, equal: deepEqualOf(sf.Type)})
+		switch sf.Name {
 		case "TypeMeta", "ObjectMeta":
 		case "Status":
 			f.statusField = i
@@ -283,6 +310,7 @@ func factsOf(st reflect.Type) *typeFacts {
 		}
 	}
 	f.deepCopyInto = copyIntoMethod(reflect.PointerTo(st))
+	f.typed = builtinCopiers[st]
 	if f.statusField >= 0 {
 		f.statusCopyInto = copyIntoMethod(reflect.PointerTo(st.Field(f.statusField).Type))
 	}

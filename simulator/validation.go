@@ -2,7 +2,6 @@ package simulator
 
 import (
 	"maps"
-	"reflect"
 	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -139,7 +138,7 @@ func validateMetaUpdate(obj, old client.Object) field.ErrorList {
 	if !maps.Equal(obj.GetAnnotations(), old.GetAnnotations()) {
 		errs = append(errs, apivalidation.ValidateAnnotations(obj.GetAnnotations(), metadataPath.Child("annotations"))...)
 	}
-	if refs := obj.GetOwnerReferences(); !equality.Semantic.DeepEqual(refs, old.GetOwnerReferences()) {
+	if refs, oldRefs := obj.GetOwnerReferences(), old.GetOwnerReferences(); !sameValue(&refs, &oldRefs) {
 		errs = append(errs, apivalidation.ValidateOwnerReferences(refs, metadataPath.Child("ownerReferences"))...)
 	}
 	if f := obj.GetFinalizers(); !slices.Equal(f, old.GetFinalizers()) {
@@ -444,10 +443,11 @@ func validatePodUpdate(s, old *corev1.PodSpec, p *field.Path) field.ErrorList {
 	return nil
 }
 
-// sameValue compares semantically, trying the standard library's (faster)
-// DeepEqual first: what it finds equal is semantically equal too.
+// sameValue compares semantically, trying reflect.DeepEqual's answer first
+// (with T's equalFunc, which is faster still: see deepequal.go): what it
+// finds equal is semantically equal too.
 func sameValue[T any](a, b *T) bool {
-	return reflect.DeepEqual(a, b) || equality.Semantic.DeepEqual(a, b)
+	return deepEqual(a, b) || equality.Semantic.DeepEqual(a, b)
 }
 
 func containsAll[T any](have, want []T) bool {

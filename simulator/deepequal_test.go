@@ -1,0 +1,302 @@
+package simulator
+
+import (
+	"math"
+	"math/rand"
+	"reflect"
+	"testing"
+	"unsafe"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/randfill"
+)
+
+// everyKind has a field of every kind an equalFunc handles itself or hands
+// to reflect.DeepEqual, unexported ones included (DeepEqual compares
+// those too).
+type everyKind struct {
+	B     bool
+	I8    int8
+	I16   int16
+	I32   int32
+	I     int
+	U8    uint8
+	U16   uint16
+	U64   uint64
+	Up    uintptr
+	F32   float32
+	F64   float64
+	C64   complex64
+	C128  complex128
+	S     string
+	P     *string
+	Arr   [2]string
+	Sl    []string
+	Bytes []byte
+	M     map[string]string
+	MI    map[string]int
+	Iface any
+	Fn    func()
+	Ch    chan int
+	Empty struct{}
+	Next  *everyKind
+	Kids  []everyKind
+	small int16
+	named corev1.ResourceName
+}
+
+// TestEqualFuncIsReflectDeepEqual: for random objects of the kinds the
+// store compares, and for random single changes to a copy of each, the
+// equalFunc answers exactly what reflect.DeepEqual answers (the store's
+// no-op and generation checks rely on it: what it calls equal must be
+// equal, and a change it misses would be a write the store drops).
+func TestEqualFuncIsReflectDeepEqual(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	filler := randfill.New().RandSource(rng).NilChance(0.3).NumElements(0, 3).MaxDepth(6).
+		Funcs(func(f *func(), c randfill.Continue) {}, func(ch *chan int, c randfill.Continue) {}, func(v *any, c randfill.Continue) {
+			switch c.Intn(3) {
+			case 0:
+				*v = c.String(2)
+			case 1:
+				*v = []int{c.Intn(2)}
+			}
+		})
+	check := func(t *testing.T, name string, fresh func() any, deepCopy func(any) any) {
+		differed, rounds := 0, 300
+		for round := 0; round < rounds; round++ {
+			a := fresh()
+			filler.Fill(a)
+			b := deepCopy(a)
+			if !sameAsDeepEqual(t, a, b) {
+				t.Fatalf("%s round %d: the equalFunc and reflect.DeepEqual differ on an object and its copy", name, round)
+			}
+			leaves := settableLeaves(reflect.ValueOf(b).Elem(), nil)
+			if len(leaves) == 0 {
+				continue
+			}
+			leaf := leaves[rng.Intn(len(leaves))]
+			if !mutate(leaf, rng) {
+				continue
+			}
+			if !sameAsDeepEqual(t, a, b) {
+				t.Fatalf("%s round %d: the equalFunc and reflect.DeepEqual differ after a change to a %s", name, round, leaf.Type())
+			}
+			if !reflect.DeepEqual(a, b) {
+				differed++
+			}
+		}
+		// The changes must have made a difference often enough for the
+		// comparison above to have tested the unequal answer.
+		if differed < rounds/3 {
+			t.Fatalf("%s: only %d of %d changes made the objects differ", name, differed, rounds)
+		}
+	}
+	t.Run("StatefulSet", func(t *testing.T) {
+		check(t, "StatefulSet", func() any { return &appsv1.StatefulSet{} }, func(o any) any { return o.(*appsv1.StatefulSet).DeepCopy() })
+	})
+	t.Run("Pod", func(t *testing.T) {
+		check(t, "Pod", func() any { return &corev1.Pod{} }, func(o any) any { return o.(*corev1.Pod).DeepCopy() })
+	})
+	t.Run("PersistentVolumeClaim", func(t *testing.T) {
+		check(t, "PersistentVolumeClaim", func() any { return &corev1.PersistentVolumeClaim{} }, func(o any) any { return o.(*corev1.PersistentVolumeClaim).DeepCopy() })
+	})
+	t.Run("everyKind", func(t *testing.T) {
+		check(t, "everyKind", func() any { return &everyKind{} }, func(o any) any { return copyEveryKind(o.(*everyKind)) })
+	})
+}
+
+// TestEqualFuncEdges: the answers that differ from a naive comparison.
+func TestEqualFuncEdges(t *testing.T) {
+	nan := math.NaN()
+	str := "x"
+	cases := []struct {
+		name string
+		a, b everyKind
+	}{
+		{"nil and empty slice", everyKind{Sl: nil}, everyKind{Sl: []string{}}},
+		{"nil and empty map", everyKind{M: nil}, everyKind{M: map[string]string{}}},
+		{"nil and empty map[string]int", everyKind{MI: nil}, everyKind{MI: map[string]int{}}},
+		{"NaN", everyKind{F64: nan}, everyKind{F64: nan}},
+		{"zero and negative zero", everyKind{F64: 0}, everyKind{F64: math.Copysign(0, -1)}},
+		{"nil and non-nil func", everyKind{}, everyKind{Fn: func() {}}},
+		{"nil and set pointer", everyKind{}, everyKind{P: &str}},
+		{"interface holding int and int64", everyKind{Iface: 1}, everyKind{Iface: int64(1)}},
+		{"unexported field", everyKind{small: 1}, everyKind{small: 2}},
+		{"map value", everyKind{M: map[string]string{"k": "a"}}, everyKind{M: map[string]string{"k": "b"}}},
+		{"map key", everyKind{M: map[string]string{"k": ""}}, everyKind{M: map[string]string{"j": ""}}},
+		{"equal maps", everyKind{M: map[string]string{"k": "a", "j": "b"}}, everyKind{M: map[string]string{"j": "b", "k": "a"}}},
+		{"nested kids", everyKind{Kids: []everyKind{{S: "a", Next: &everyKind{I: 1}}}}, everyKind{Kids: []everyKind{{S: "a", Next: &everyKind{I: 2}}}}},
+	}
+	for _, c := range cases {
+		if !sameAsDeepEqual(t, &c.a, &c.b) {
+			t.Errorf("%s: the equalFunc says %v, reflect.DeepEqual %v", c.name, !reflect.DeepEqual(&c.a, &c.b), reflect.DeepEqual(&c.a, &c.b))
+		}
+		if !sameAsDeepEqual(t, &c.a, &c.a) {
+			t.Errorf("%s: the equalFunc and reflect.DeepEqual differ on a value and itself", c.name)
+		}
+	}
+	// A cycle: past maxEqualDepth the comparison is reflect.DeepEqual's,
+	// which ends cycles; a chain longer than that is compared in full.
+	ca, cb := &everyKind{I: 1}, &everyKind{I: 1}
+	ca.Next, cb.Next = ca, cb
+	if !deepEqual(ca, cb) {
+		t.Error("two equal one-object cycles compare unequal")
+	}
+	long := func(last int) *everyKind {
+		head := &everyKind{}
+		for n, i := head, 0; i < 3*maxEqualDepth; i++ {
+			n.Next = &everyKind{I: i}
+			n = n.Next
+			if i == 3*maxEqualDepth-1 {
+				n.I = last
+			}
+		}
+		return head
+	}
+	if deepEqual(long(1), long(2)) || !deepEqual(long(1), long(1)) {
+		t.Error("chains longer than maxEqualDepth that differ only at their end compare wrongly")
+	}
+}
+
+// sameAsDeepEqual reports whether the equalFunc of a's type agrees with
+// reflect.DeepEqual on *a and *b.
+func sameAsDeepEqual(t *testing.T, a, b any) bool {
+	t.Helper()
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	got := equalAt(deepEqualOf(va.Type().Elem()), va.UnsafePointer(), vb.UnsafePointer())
+	return got == reflect.DeepEqual(a, b)
+}
+
+// settableLeaves collects every value reachable from v that mutate can
+// change, unexported fields included.
+func settableLeaves(v reflect.Value, out []reflect.Value) []reflect.Value {
+	if !v.CanSet() {
+		v = reflect.NewAt(v.Type(), unsafe.Pointer(v.UnsafeAddr())).Elem()
+	}
+	switch v.Kind() {
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			out = settableLeaves(v.Field(i), out)
+		}
+		return out
+	case reflect.Array:
+		for i := 0; i < v.Len(); i++ {
+			out = settableLeaves(v.Index(i), out)
+		}
+		return out
+	case reflect.Pointer:
+		if !v.IsNil() {
+			out = settableLeaves(v.Elem(), out)
+		}
+	case reflect.Slice:
+		for i := 0; i < v.Len(); i++ {
+			out = settableLeaves(v.Index(i), out)
+		}
+	}
+	return append(out, v)
+}
+
+// mutate changes v in place, reporting false when it cannot.
+func mutate(v reflect.Value, rng *rand.Rand) bool {
+	switch v.Kind() {
+	case reflect.Bool:
+		v.SetBool(!v.Bool())
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(v.Int() + 1)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		v.SetUint(v.Uint() + 1)
+	case reflect.Float32, reflect.Float64:
+		if rng.Intn(4) == 0 {
+			v.SetFloat(math.NaN())
+		} else {
+			v.SetFloat(v.Float() + 1)
+		}
+	case reflect.Complex64, reflect.Complex128:
+		v.SetComplex(v.Complex() + 1)
+	case reflect.String:
+		v.SetString(v.String() + "x")
+	case reflect.Pointer:
+		if v.IsNil() {
+			v.Set(reflect.New(v.Type().Elem()))
+		} else {
+			v.SetZero()
+		}
+	case reflect.Slice:
+		switch {
+		case v.IsNil():
+			v.Set(reflect.MakeSlice(v.Type(), 0, 0)) // nil to empty
+		case v.Len() == 0:
+			v.SetZero() // empty to nil
+		default:
+			v.Set(v.Slice(0, v.Len()-1))
+		}
+	case reflect.Map:
+		switch {
+		case v.IsNil():
+			v.Set(reflect.MakeMap(v.Type()))
+		case v.Len() > 0 && rng.Intn(2) == 0:
+			v.SetZero()
+		case v.Type().Key().Kind() == reflect.String:
+			m := reflect.MakeMap(v.Type())
+			for it := v.MapRange(); it.Next(); {
+				m.SetMapIndex(it.Key(), it.Value())
+			}
+			m.SetMapIndex(reflect.ValueOf("added").Convert(v.Type().Key()), reflect.Zero(v.Type().Elem()))
+			v.Set(m)
+		default:
+			return false
+		}
+	case reflect.Interface:
+		if v.IsNil() {
+			v.Set(reflect.ValueOf("set").Convert(reflect.TypeFor[any]()))
+		} else {
+			v.SetZero()
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+// copyEveryKind deep-copies an everyKind (funcs and channels shared, as
+// they cannot be copied).
+func copyEveryKind(in *everyKind) *everyKind {
+	if in == nil {
+		return nil
+	}
+	out := *in
+	if in.P != nil {
+		s := *in.P
+		out.P = &s
+	}
+	if in.Sl != nil {
+		out.Sl = append([]string{}, in.Sl...)
+	}
+	if in.Bytes != nil {
+		out.Bytes = append([]byte{}, in.Bytes...)
+	}
+	if in.M != nil {
+		out.M = make(map[string]string, len(in.M))
+		for k, v := range in.M {
+			out.M[k] = v
+		}
+	}
+	if in.MI != nil {
+		out.MI = make(map[string]int, len(in.MI))
+		for k, v := range in.MI {
+			out.MI[k] = v
+		}
+	}
+	if s, ok := in.Iface.([]int); ok {
+		out.Iface = append([]int{}, s...)
+	}
+	out.Next = copyEveryKind(in.Next)
+	if in.Kids != nil {
+		out.Kids = make([]everyKind, len(in.Kids))
+		for i := range in.Kids {
+			out.Kids[i] = *copyEveryKind(&in.Kids[i])
+		}
+	}
+	return &out
+}
