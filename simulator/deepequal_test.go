@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/randfill"
 )
 
@@ -299,4 +300,48 @@ func copyEveryKind(in *everyKind) *everyKind {
 		}
 	}
 	return &out
+}
+
+// TestTypedCopiersCopyLikeTheGeneratedMethods: every built-in kind's typed
+// copier makes a deep copy that equals its source and shares no memory with
+// it, and its statusOver makes an object whose status is a copy of the
+// request's and whose every other field is the stored object's.
+func TestTypedCopiersCopyLikeTheGeneratedMethods(t *testing.T) {
+	filler := randfill.New().RandSource(rand.New(rand.NewSource(2))).NilChance(0.2).NumElements(1, 2).MaxDepth(5)
+	for typ, c := range builtinCopiers {
+		fresh := func() client.Object { return reflect.New(typ).Interface().(client.Object) }
+		src, dst := fresh(), fresh()
+		filler.Fill(src)
+		c.copyInto(dst, src)
+		if !reflect.DeepEqual(dst, src) {
+			t.Errorf("%s: the typed copy differs from its source", typ)
+		}
+		if p := sharedMemory(reflect.ValueOf(dst).Elem(), reflect.ValueOf(src).Elem(), typ.Name()); p != "" {
+			t.Errorf("%s: the typed copy shares %s with its source", typ, p)
+		}
+		status, ok := typ.FieldByName("Status")
+		if (c.statusOver != nil) != ok {
+			t.Errorf("%s: has a Status field: %v; has a typed statusOver: %v", typ, ok, c.statusOver != nil)
+		}
+		if !ok || c.statusOver == nil {
+			continue
+		}
+		in, old, out := fresh(), fresh(), fresh()
+		filler.Fill(in)
+		filler.Fill(old)
+		c.statusOver(out, in, old)
+		vo, vi, vold := reflect.ValueOf(out).Elem(), reflect.ValueOf(in).Elem(), reflect.ValueOf(old).Elem()
+		for i := 0; i < typ.NumField(); i++ {
+			want := vold
+			if i == status.Index[0] {
+				want = vi
+			}
+			if !reflect.DeepEqual(vo.Field(i).Interface(), want.Field(i).Interface()) {
+				t.Errorf("%s: statusOver's field %s is not the %s one", typ, typ.Field(i).Name, map[bool]string{true: "request's", false: "stored"}[i == status.Index[0]])
+			}
+		}
+		if p := sharedMemory(vo.Field(status.Index[0]), vi.Field(status.Index[0]), "status"); p != "" {
+			t.Errorf("%s: statusOver's status shares %s with the request's", typ, p)
+		}
+	}
 }
