@@ -25,8 +25,36 @@ type GarbageCollector struct {
 	// kinds caches owner-reference kind resolution for one store.
 	kinds      map[ownerKindKey]*kindInfo
 	kindsStore *Store
-	// drop is scratch for the UIDs of references a step removes.
-	drop []types.UID
+	// tables holds what the collector reads of each table of that store,
+	// per table version (gcTable).
+	tables map[*kindData]*gcTable
+	// views and drop are scratch: the tables of one Steps, the UIDs of
+	// references a step removes.
+	views []*gcTable
+	drop  []types.UID
+}
+
+// gcTable is what the collector looks at in one table at one version (the
+// number of changes it has had, as in sortedTables): the objects that have
+// owner references or are being deleted, in key order (no other object can
+// have a step), each reference resolved to its owner's kind and key, and
+// whether some object waits for its dependents (a deletion in the
+// foreground or with the orphan policy). A write changes one table; the
+// others' are reused.
+type gcTable struct {
+	kind    *kindInfo
+	version int
+	objs    []client.Object
+	owners  [][]gcOwner // per object of objs, per owner reference
+	waiting bool
+}
+
+// gcOwner is where an owner reference's owner would be stored: kind nil
+// when unresolvable (an unknown kind, or a cluster-scoped dependent naming a
+// namespaced owner).
+type gcOwner struct {
+	kind *kindInfo
+	key  string
 }
 
 type ownerKindKey struct{ apiVersion, kind string }
@@ -47,9 +75,7 @@ func (g *GarbageCollector) Name() model.Actor { return model.ActorGC }
 // scheme does not know it: such a reference is unresolvable and left
 // alone).
 func (g *GarbageCollector) ownerKind(w *World, ref *metav1.OwnerReference) *kindInfo {
-	if g.kindsStore != w.Store || g.kinds == nil {
-		g.kinds, g.kindsStore = map[ownerKindKey]*kindInfo{}, w.Store
-	}
+	g.useStore(w.Store)
 	key := ownerKindKey{ref.APIVersion, ref.Kind}
 	if k, ok := g.kinds[key]; ok {
 		return k
@@ -62,29 +88,74 @@ func (g *GarbageCollector) ownerKind(w *World, ref *metav1.OwnerReference) *kind
 	return k
 }
 
+// useStore starts the caches over for another store.
+func (g *GarbageCollector) useStore(s *Store) {
+	if g.kindsStore != s || g.kinds == nil {
+		g.kinds, g.kindsStore, g.tables = map[ownerKindKey]*kindInfo{}, s, map[*kindData]*gcTable{}
+	}
+}
+
+// table returns the collector's view of t at its current version.
+func (g *GarbageCollector) table(w *World, t *kindData) *gcTable {
+	g.useStore(w.Store)
+	gt := g.tables[t]
+	if gt == nil {
+		gt = &gcTable{kind: t.info, version: -1}
+		g.tables[t] = gt
+	}
+	if gt.version == len(t.changes) {
+		return gt
+	}
+	// New slices: steps built from the previous version may hold them.
+	gt.version, gt.objs, gt.owners, gt.waiting = len(t.changes), nil, nil, false
+	k := t.info
+	for _, obj := range w.lists.of(t).objs {
+		deleting := beingDeleted(obj)
+		if deleting && (slices.Contains(obj.GetFinalizers(), FinalizerForeground) || slices.Contains(obj.GetFinalizers(), FinalizerOrphan)) {
+			gt.waiting = true
+		}
+		refs := obj.GetOwnerReferences()
+		if len(refs) == 0 && !deleting {
+			continue
+		}
+		owners := make([]gcOwner, len(refs))
+		for i := range refs {
+			ok := g.ownerKind(w, &refs[i])
+			if ok == nil || (ok.namespaced && !k.namespaced) {
+				continue
+			}
+			owners[i] = gcOwner{ok, objectKey(ok, obj.GetNamespace(), refs[i].Name)}
+		}
+		gt.objs = append(gt.objs, obj)
+		gt.owners = append(gt.owners, owners)
+	}
+	return gt
+}
+
 // Steps implements Actor.
 func (g *GarbageCollector) Steps(w *World, buf []Step) []Step {
-	if out, ok := g.memo.lookup(w, buf); ok {
+	// The collector reads every kind, and not the clock.
+	key := revisionKey(w.Store)
+	if out, ok := g.memo.lookup(key, buf); ok {
 		return out
 	}
 	from := len(buf)
-	// The reverse index (who is referenced) is only needed when some owner
-	// waits on its dependents; building it does not depend on map order.
-	var index map[types.UID]uint8
-	for _, t := range w.Store.tables {
-		for _, obj := range t.objects {
-			if beingDeleted(obj) && (slices.Contains(obj.GetFinalizers(), FinalizerForeground) || slices.Contains(obj.GetFinalizers(), FinalizerOrphan)) {
-				index = map[types.UID]uint8{}
-				break
-			}
-		}
-		if index != nil {
-			break
+	g.views = g.views[:0]
+	waiting := false
+	for _, k := range w.Store.kinds.ordered {
+		if t := w.Store.tables[k]; t != nil && len(t.objects) > 0 {
+			gt := g.table(w, t)
+			g.views = append(g.views, gt)
+			waiting = waiting || gt.waiting
 		}
 	}
-	if index != nil {
-		for _, t := range w.Store.tables {
-			for _, obj := range t.objects {
+	// The reverse index (who is referenced) is only needed when some owner
+	// waits on its dependents; building it does not depend on order.
+	var index map[types.UID]uint8
+	if waiting {
+		index = map[types.UID]uint8{}
+		for _, gt := range g.views {
+			for _, obj := range gt.objs {
 				refs := obj.GetOwnerReferences()
 				for i := range refs {
 					bits := gcReferenced
@@ -96,21 +167,20 @@ func (g *GarbageCollector) Steps(w *World, buf []Step) []Step {
 			}
 		}
 	}
-	kinds := w.Store.kinds.ordered
-	for _, k := range kinds {
-		for _, obj := range storedList(w, k, "") {
-			if st, ok := g.dependentStep(w, k, obj); ok {
+	for _, gt := range g.views {
+		for i, obj := range gt.objs {
+			if st, ok := g.dependentStep(w, gt, i); ok {
 				buf = append(buf, st)
 				continue
 			}
 			if index != nil && beingDeleted(obj) {
-				if st, ok := g.ownerStep(w, k, obj, index); ok {
+				if st, ok := g.ownerStep(w, gt.kind, obj, index); ok {
 					buf = append(buf, st)
 				}
 			}
 		}
 	}
-	g.memo.save(w, buf, from)
+	g.memo.save(key, buf, from)
 	return buf
 }
 
@@ -124,14 +194,17 @@ const (
 	refOrphaning                 // owner is being deleted with the orphan policy
 )
 
-func (g *GarbageCollector) classify(w *World, k *kindInfo, dep client.Object, ref *metav1.OwnerReference) refState {
-	ok := g.ownerKind(w, ref)
-	if ok == nil || (ok.namespaced && !k.namespaced) {
+func (g *GarbageCollector) classify(w *World, at gcOwner, ref *metav1.OwnerReference) refState {
+	if at.kind == nil {
 		// Unresolvable (unknown kind, or a cluster-scoped dependent naming
 		// a namespaced owner): the real collector leaves it alone too.
 		return refSolid
 	}
-	owner, exists := storedGet(w, ok, dep.GetNamespace(), ref.Name)
+	var owner client.Object
+	exists := false
+	if t := w.Store.tables[at.kind]; t != nil {
+		owner, exists = t.objects[at.key]
+	}
 	if !exists || owner.GetUID() != ref.UID {
 		return refDangling
 	}
@@ -148,15 +221,17 @@ func (g *GarbageCollector) classify(w *World, k *kindInfo, dep client.Object, re
 	return refSolid
 }
 
-// dependentStep is what the collector does to obj as a dependent.
-func (g *GarbageCollector) dependentStep(w *World, k *kindInfo, obj client.Object) (Step, bool) {
+// dependentStep is what the collector does to gt's object i as a
+// dependent.
+func (g *GarbageCollector) dependentStep(w *World, gt *gcTable, i int) (Step, bool) {
+	obj, owners, k := gt.objs[i], gt.owners[i], gt.kind
 	refs := obj.GetOwnerReferences()
 	if len(refs) == 0 {
 		return Step{}, false
 	}
 	var solid, dangling, waiting, orphaning int
 	for i := range refs {
-		switch g.classify(w, k, obj, &refs[i]) {
+		switch g.classify(w, owners[i], &refs[i]) {
 		case refSolid:
 			solid++
 		case refDangling:
@@ -170,14 +245,14 @@ func (g *GarbageCollector) dependentStep(w *World, k *kindInfo, obj client.Objec
 	key := objectKey(k, obj.GetNamespace(), obj.GetName())
 	switch {
 	case orphaning > 0:
-		return g.dropRefsStep(w, k, obj, "orphan ", key, func(s refState) bool { return s == refOrphaning }), true
+		return g.dropRefsStep(w, k, obj, owners, "orphan ", key, func(s refState) bool { return s == refOrphaning }), true
 	case solid > 0:
 		if dangling+waiting == 0 {
 			return Step{}, false
 		}
 		// A live owner keeps the dependent; references to owners that are
 		// gone or waiting for their dependents are removed.
-		return g.dropRefsStep(w, k, obj, "drop owner refs ", key, func(s refState) bool { return s == refDangling || s == refWaiting }), true
+		return g.dropRefsStep(w, k, obj, owners, "drop owner refs ", key, func(s refState) bool { return s == refDangling || s == refWaiting }), true
 	case beingDeleted(obj):
 		return Step{}, false
 	case waiting > 0:
@@ -198,11 +273,11 @@ func (g *GarbageCollector) deleteStep(w *World, k *kindInfo, obj client.Object, 
 }
 
 // dropRefsStep removes the owner references whose state matches drop.
-func (g *GarbageCollector) dropRefsStep(w *World, k *kindInfo, obj client.Object, what, key string, drop func(refState) bool) Step {
+func (g *GarbageCollector) dropRefsStep(w *World, k *kindInfo, obj client.Object, owners []gcOwner, what, key string, drop func(refState) bool) Step {
 	g.drop = g.drop[:0]
 	refs := obj.GetOwnerReferences()
 	for i := range refs {
-		if drop(g.classify(w, k, obj, &refs[i])) {
+		if drop(g.classify(w, owners[i], &refs[i])) {
 			g.drop = append(g.drop, refs[i].UID)
 		}
 	}

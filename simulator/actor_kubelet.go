@@ -39,14 +39,15 @@ func (k *Kubelet) Name() model.Actor { return model.ActorKubelet }
 
 // Steps implements Actor.
 func (k *Kubelet) Steps(w *World, buf []Step) []Step {
-	if out, ok := k.memo.lookup(w, buf); ok {
+	podKind, claimKind := w.podKind(), w.claimKind()
+	key := tablesKey(w.Store, w.Clock, podKind, claimKind, nil)
+	if out, ok := k.memo.lookup(key, buf); ok {
 		return out
 	}
 	from := len(buf)
 	k.hasNext = false
 	now := w.Clock.Now()
-	claimKind := w.kindOf(protoClaim)
-	for _, o := range storedList(w, w.kindOf(protoPod), "") {
+	for _, o := range storedList(w, podKind, "") {
 		p := o.(*corev1.Pod)
 		switch {
 		case beingDeleted(p):
@@ -72,7 +73,7 @@ func (k *Kubelet) Steps(w *World, buf []Step) []Step {
 			buf = append(buf, kubeletReadyStep(w, p))
 		}
 	}
-	k.memo.save(w, buf, from)
+	k.memo.save(key, buf, from)
 	return buf
 }
 

@@ -17,6 +17,7 @@ import (
 // namespace.
 type NamespaceController struct {
 	memo stepMemo
+	wide bool // the memo's steps read every kind: a namespace was terminating
 }
 
 // NewNamespaceController returns the built-in namespace controller.
@@ -27,19 +28,22 @@ func (c *NamespaceController) Name() model.Actor { return model.ActorNamespace }
 
 // Steps implements Actor.
 func (c *NamespaceController) Steps(w *World, buf []Step) []Step {
-	if out, ok := c.memo.lookup(w, buf); ok {
-		return out
-	}
-	from := len(buf)
 	nsKind, err := w.Store.kinds.forObject(protoNamespace)
 	if err != nil {
 		return buf
 	}
+	key := c.key(w, nsKind)
+	if out, ok := c.memo.lookup(key, buf); ok {
+		return out
+	}
+	from := len(buf)
+	c.wide = false
 	for _, o := range storedList(w, nsKind, "") {
 		ns := o.(*corev1.Namespace)
 		if ns.DeletionTimestamp == nil || !slices.Contains(ns.Spec.Finalizers, namespaceFinalizer) {
 			continue
 		}
+		c.wide = true
 		empty := true
 		for _, k := range w.Store.kinds.ordered {
 			if !k.namespaced {
@@ -56,8 +60,18 @@ func (c *NamespaceController) Steps(w *World, buf []Step) []Step {
 			buf = append(buf, finalizeNamespaceStep(w, ns.Name))
 		}
 	}
-	c.memo.save(w, buf, from)
+	c.memo.save(c.key(w, nsKind), buf, from)
 	return buf
+}
+
+// key is the memo key of the steps: while no namespace is terminating
+// they depend on the namespaces alone; while one is, on every kind (its
+// contents).
+func (c *NamespaceController) key(w *World, nsKind *kindInfo) memoKey {
+	if c.wide {
+		return revisionKey(w.Store)
+	}
+	return tablesKey(w.Store, nil, nsKind, nil, nil)
 }
 
 func deleteContentStep(w *World, k *kindInfo, obj client.Object) Step {

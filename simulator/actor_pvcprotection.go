@@ -28,12 +28,13 @@ func (c *PVCProtection) Name() model.Actor { return model.ActorPVCProtection }
 
 // Steps implements Actor.
 func (c *PVCProtection) Steps(w *World, buf []Step) []Step {
-	if out, ok := c.memo.lookup(w, buf); ok {
+	podKind, claimKind := w.podKind(), w.claimKind()
+	key := tablesKey(w.Store, nil, podKind, claimKind, nil)
+	if out, ok := c.memo.lookup(key, buf); ok {
 		return out
 	}
 	from := len(buf)
-	podKind := w.kindOf(protoPod)
-	for _, o := range storedList(w, w.kindOf(protoClaim), "") {
+	for _, o := range storedList(w, claimKind, "") {
 		pvc := o.(*corev1.PersistentVolumeClaim)
 		if !beingDeleted(pvc) || !slices.Contains(pvc.Finalizers, FinalizerPVCProtection) {
 			continue
@@ -43,7 +44,7 @@ func (c *PVCProtection) Steps(w *World, buf []Step) []Step {
 		}
 		buf = append(buf, releaseClaimStep(w, pvc))
 	}
-	c.memo.save(w, buf, from)
+	c.memo.save(key, buf, from)
 	return buf
 }
 

@@ -32,19 +32,20 @@ func (s *Scheduler) Name() model.Actor { return model.ActorKubelet }
 
 // Steps implements Actor.
 func (s *Scheduler) Steps(w *World, buf []Step) []Step {
-	if out, ok := s.memo.lookup(w, buf); ok {
+	podKind, claimKind := w.podKind(), w.claimKind()
+	key := tablesKey(w.Store, nil, podKind, claimKind, nil)
+	if out, ok := s.memo.lookup(key, buf); ok {
 		return out
 	}
 	from := len(buf)
-	claimKind := w.kindOf(protoClaim)
-	for _, o := range storedList(w, w.kindOf(protoPod), "") {
+	for _, o := range storedList(w, podKind, "") {
 		p := o.(*corev1.Pod)
 		if p.Spec.NodeName != "" || beingDeleted(p) || !podPending(p) || !podClaimsUsable(w, claimKind, p) {
 			continue
 		}
 		buf = append(buf, bindStep(w, p))
 	}
-	s.memo.save(w, buf, from)
+	s.memo.save(key, buf, from)
 	return buf
 }
 

@@ -58,11 +58,20 @@ func (c *StatefulSetController) Name() model.Actor { return model.ActorStatefulS
 
 // Steps implements Actor.
 func (c *StatefulSetController) Steps(w *World, buf []Step) []Step {
-	if out, ok := c.memo.lookup(w, buf); ok {
+	if !w.kinds.stsTried {
+		// Pods and claims must be known only once a set exists (next); a
+		// scheme without them keys on the sets alone.
+		w.kinds.stsTried = true
+		w.kinds.sts = w.kindOf(protoStatefulSet)
+		w.kinds.pod, _ = w.Store.kinds.forObject(protoPod)
+		w.kinds.claim, _ = w.Store.kinds.forObject(protoClaim)
+	}
+	stsKind := w.kinds.sts
+	key := tablesKey(w.Store, nil, stsKind, w.kinds.pod, w.kinds.claim)
+	if out, ok := c.memo.lookup(key, buf); ok {
 		return out
 	}
 	from := len(buf)
-	stsKind := w.kindOf(protoStatefulSet)
 	for _, o := range storedList(w, stsKind, "") {
 		sts := o.(*appsv1.StatefulSet)
 		if beingDeleted(sts) {
@@ -72,7 +81,7 @@ func (c *StatefulSetController) Steps(w *World, buf []Step) []Step {
 			buf = append(buf, st)
 		}
 	}
-	c.memo.save(w, buf, from)
+	c.memo.save(key, buf, from)
 	return buf
 }
 
@@ -120,7 +129,7 @@ func setClaimName(t *corev1.PersistentVolumeClaim, sts *appsv1.StatefulSet, ord 
 
 // next returns the one write the controller would make next for sts.
 func (c *StatefulSetController) next(w *World, sts *appsv1.StatefulSet) (Step, bool) {
-	podKind, claimKind := w.kindOf(protoPod), w.kindOf(protoClaim)
+	podKind, claimKind := w.podKind(), w.claimKind()
 	// The pods of the set: controlled by it and named after an ordinal,
 	// sorted by ordinal.
 	c.pods = c.pods[:0]
@@ -253,7 +262,7 @@ func (c *StatefulSetController) deleteScaledClaims(w *World, sts *appsv1.Statefu
 	if pol == nil || pol.WhenScaled != appsv1.DeletePersistentVolumeClaimRetentionPolicyType || len(sts.Spec.VolumeClaimTemplates) == 0 {
 		return Step{}, false
 	}
-	podKind, claimKind := w.kindOf(protoPod), w.kindOf(protoClaim)
+	podKind, claimKind := w.podKind(), w.claimKind()
 	for _, o := range storedList(w, claimKind, sts.Namespace) {
 		pvc := o.(*corev1.PersistentVolumeClaim)
 		if beingDeleted(pvc) {

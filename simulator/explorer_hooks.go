@@ -16,6 +16,7 @@ type explorerHooks struct {
 	pruned        bool
 	writes        int
 	contentHashes map[client.Object]uint64
+	content       contentHasher
 }
 
 // observe counts the events that changed the store or touched an external

@@ -30,6 +30,7 @@ type faultInjector struct {
 type pausedCache struct {
 	server *APIServer
 	cache  *WatchCache
+	resume *Step // the step that resumes it, built once
 }
 
 // spend takes the fault from the budget.
@@ -112,7 +113,10 @@ func (f *faultInjector) steps(w *World, buf []Step) []Step {
 	}
 	if len(f.paused) > 0 {
 		p := f.paused[0]
-		buf = append(buf, Step{Actor: model.ActorFault, Class: model.StepResume, Label: "resume " + string(model.APIServerActor(p.server.ID)) + " " + p.cache.kind.gvk.Kind + " cache", Run: func() { f.resume(w) }})
+		if p.resume == nil {
+			p.resume = &Step{Actor: model.ActorFault, Class: model.StepResume, Label: "resume " + string(model.APIServerActor(p.server.ID)) + " " + p.cache.kind.gvk.Kind + " cache", Run: func() { f.resume(w) }}
+		}
+		buf = append(buf, *p.resume)
 	}
 	if b.Drops > 0 {
 		for _, h := range w.hosts {
@@ -138,15 +142,15 @@ func (f *faultInjector) steps(w *World, buf []Step) []Step {
 }
 
 // evictionSteps are the pods an eviction may strike: running, not being
-// deleted. They only change with the store, so they are computed once per
-// revision (this runs at every decision).
+// deleted. They only change with the pods, so they are computed once per
+// version of the pods' table (this runs at every decision).
 func (f *faultInjector) evictionSteps(w *World) []Step {
-	key := revisionKey(w.Store)
+	key := tablesKey(w.Store, nil, w.podKind(), nil, nil)
 	if steps, ok := f.evictions.get(key); ok {
 		return steps
 	}
 	steps := f.evictions.last()[:0]
-	for _, obj := range w.PeekList(&corev1.Pod{}, "") {
+	for _, obj := range storedList(w, w.podKind(), "") {
 		pod := obj.(*corev1.Pod)
 		if pod.DeletionTimestamp == nil && pod.Status.Phase == corev1.PodRunning {
 			ns, name := pod.Namespace, pod.Name

@@ -1,14 +1,18 @@
 package simulator
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"hash"
 	"hash/fnv"
+	"io"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
@@ -162,17 +166,80 @@ func (x *explorerHooks) contentHash(obj client.Object) uint64 {
 	if h, ok := x.contentHashes[obj]; ok {
 		return h
 	}
-	c := copyObject(obj)
-	c.SetResourceVersion("")
-	c.SetManagedFields(nil)
-	data, err := json.Marshal(c)
-	if err != nil {
+	h := x.content.hash(obj)
+	x.contentHashes[obj] = h
+	return h
+}
+
+// contentHasher computes the FNV-64a hash of an object's JSON encoding
+// (encoding/json's, byte for byte) with resourceVersion and managedFields
+// left out. It neither deep-copies the object to blank those two fields
+// nor allocates the encoding: the object's struct is copied shallowly into
+// a scratch value of its type (the two fields are set on the copy only,
+// the rest is shared and only read), and the encoder writes straight into
+// the hash.
+type contentHasher struct {
+	h       hash.Hash64
+	enc     *json.Encoder
+	scratch map[reflect.Type]reflect.Value // per object type, a *T to copy into
+}
+
+func (c *contentHasher) hash(obj client.Object) uint64 {
+	if c.h == nil {
+		c.h = fnv.New64a()
+		c.enc = json.NewEncoder(jsonLineWriter{c.h})
+		c.scratch = map[reflect.Type]reflect.Value{}
+	}
+	var view client.Object
+	v := reflect.ValueOf(obj)
+	s, ok := c.scratch[v.Type()]
+	if !ok {
+		s = shallowScratch(v.Type())
+		c.scratch[v.Type()] = s
+	}
+	if s.IsValid() && !v.IsNil() {
+		s.Elem().Set(v.Elem())
+		view = s.Interface().(client.Object)
+	} else {
+		view = copyObject(obj)
+	}
+	view.SetResourceVersion("")
+	view.SetManagedFields(nil)
+	c.h.Reset()
+	if err := c.enc.Encode(view); err != nil {
 		panic("simulator: hashing " + obj.GetName() + ": " + err.Error())
 	}
-	h := fnv.New64a()
-	h.Write(data)
-	x.contentHashes[obj] = h.Sum64()
-	return x.contentHashes[obj]
+	return c.h.Sum64()
+}
+
+// shallowScratch returns a new *T for a pointer-to-struct type t whose
+// struct holds its metav1.ObjectMeta by value (typed API objects, CRD
+// types): setting the resourceVersion and managedFields of a shallow copy
+// then leaves the original alone. Other types (unstructured objects keep
+// their metadata in a shared map) get the zero Value: deep-copy them.
+func shallowScratch(t reflect.Type) reflect.Value {
+	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+		return reflect.Value{}
+	}
+	for i := 0; i < t.Elem().NumField(); i++ {
+		if f := t.Elem().Field(i); f.Anonymous && f.Type == objectMetaType {
+			return reflect.New(t.Elem())
+		}
+	}
+	return reflect.Value{}
+}
+
+var objectMetaType = reflect.TypeFor[metav1.ObjectMeta]()
+
+// jsonLineWriter passes a json.Encoder's output on without the newline
+// Encode ends every value with, so the hash is json.Marshal's.
+type jsonLineWriter struct{ w io.Writer }
+
+func (j jsonLineWriter) Write(b []byte) (int, error) {
+	if _, err := j.w.Write(bytes.TrimSuffix(b, []byte("\n"))); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }
 
 // StoreHash fingerprints the store's contents alone (object content without

@@ -68,7 +68,9 @@ type World struct {
 	hostSteps map[*Host]*hostSteps // each live host's steps, built once
 	actors    []Actor
 	clients   map[model.Actor]*Client
-	peek      *Client // unrecorded quorum reads of ground truth
+	peek      *Client      // unrecorded quorum reads of ground truth
+	lists     sortedTables // the store's tables in key order, per table version
+	kinds     actorKinds   // kinds the built-in actors read, resolved once
 
 	sched    stepScheduler
 	workload workloadDriver
@@ -102,15 +104,15 @@ func (w *World) Peek(obj client.Object, namespace, name string) (client.Object, 
 }
 
 // PeekList lists ground truth of the kind of proto (a typed object), in key
-// order, without recording an event. The objects are the store's own: do not
-// modify them.
+// order, without recording an event. The objects are the store's own, and
+// the slice is shared until the kind next changes: modify neither (nor
+// append to the slice).
 func (w *World) PeekList(proto client.Object, namespace string) []client.Object {
 	k, err := w.Store.kinds.forObject(proto)
 	if err != nil {
 		panic(err)
 	}
-	objs, _ := w.Store.list(k, &ListOptions{Namespace: namespace})
-	return objs
+	return storedList(w, k, namespace)
 }
 
 // Reader is a client.Reader over ground truth that records nothing: for

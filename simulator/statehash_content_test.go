@@ -1,0 +1,158 @@
+package simulator
+
+import (
+	"encoding/json"
+	"hash/fnv"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// jsonContentHash is the content hash as it was first written: a deep
+// copy without resourceVersion and managedFields, through json.Marshal,
+// into FNV-64a. contentHasher must give the same value for every object,
+// so the explorer's equality classes of states stay exactly what they were.
+func jsonContentHash(t *testing.T, obj client.Object) uint64 {
+	t.Helper()
+	c := copyObject(obj)
+	c.SetResourceVersion("")
+	c.SetManagedFields(nil)
+	data, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := fnv.New64a()
+	h.Write(data)
+	return h.Sum64()
+}
+
+// contentTestPod has a value in most kinds of field: strings, maps,
+// slices, pointers, times, quantities, owner references.
+func contentTestPod() *corev1.Pod {
+	grace := int64(30)
+	yes := true
+	now := metav1.NewTime(testEpoch)
+	return &corev1.Pod{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: "default", Name: "web-0", UID: "uid-1", ResourceVersion: "17", Generation: 2,
+			Labels:            map[string]string{"app": "web", "tier": "<front>&"},
+			Annotations:       map[string]string{"note": "a \"quoted\" value"},
+			Finalizers:        []string{"example.com/hold"},
+			OwnerReferences:   []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "web", UID: "uid-0", Controller: &yes}},
+			ManagedFields:     []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate}},
+			CreationTimestamp: now,
+		},
+		Spec: corev1.PodSpec{
+			NodeName:                      NodeName,
+			TerminationGracePeriodSeconds: &grace,
+			Containers:                    []corev1.Container{{Name: "c", Image: "img:1", Args: []string{"--x"}}},
+			Volumes:                       []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data-web-0"}}}},
+		},
+		Status: corev1.PodStatus{
+			Phase:      corev1.PodRunning,
+			PodIP:      "10.0.0.1",
+			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now}},
+		},
+	}
+}
+
+var testEpoch = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// The content hash is json.Marshal's hash of the object without its
+// resourceVersion and managedFields, for typed objects (shallow copy),
+// for unstructured ones (deep copy), and for every object the built-in
+// actors leave in a store; and hashing leaves the object as it was.
+func TestContentHashIsTheJSONHash(t *testing.T) {
+	w, user := newActorTestWorld()
+	if err := user.Create(t.Context(), testSet(3)); err != nil {
+		t.Fatal(err)
+	}
+	settleActors(t, w, controllerFirst())
+	objs := []client.Object{contentTestPod(), testSet(2), &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "example.com/v1", "kind": "Thing",
+		"metadata": map[string]any{"name": "t", "namespace": "default", "resourceVersion": "9"},
+		"spec":     map[string]any{"size": int64(3)},
+	}}}
+	for _, c := range w.Store.History() {
+		objs = append(objs, c.Object)
+	}
+	if len(objs) < 10 {
+		t.Fatalf("only %d objects", len(objs))
+	}
+	var x explorerHooks
+	for _, obj := range objs {
+		before, err := json.Marshal(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := jsonContentHash(t, obj)
+		for range 2 { // the second time through the scratch value
+			if got := x.content.hash(obj); got != want {
+				t.Fatalf("%T %s: content hash %x, json.Marshal's %x", obj, obj.GetName(), got, want)
+			}
+		}
+		after, _ := json.Marshal(obj)
+		if string(before) != string(after) {
+			t.Fatalf("%T %s: hashing changed the object:\n%s\n%s", obj, obj.GetName(), before, after)
+		}
+	}
+}
+
+// Every change of content changes the hash, in metadata, spec and status;
+// a change of resourceVersion or managedFields alone does not.
+func TestContentHashSeesEveryField(t *testing.T) {
+	var x explorerHooks
+	base := x.content.hash(contentTestPod())
+	changes := map[string]func(p *corev1.Pod){
+		"label value":          func(p *corev1.Pod) { p.Labels["app"] = "web2" },
+		"label added":          func(p *corev1.Pod) { p.Labels["x"] = "" },
+		"annotation":           func(p *corev1.Pod) { p.Annotations["note"] = "other" },
+		"finalizer removed":    func(p *corev1.Pod) { p.Finalizers = nil },
+		"owner uid":            func(p *corev1.Pod) { p.OwnerReferences[0].UID = "uid-9" },
+		"owner not controller": func(p *corev1.Pod) { p.OwnerReferences[0].Controller = nil },
+		"uid":                  func(p *corev1.Pod) { p.UID = types.UID("uid-2") },
+		"generation":           func(p *corev1.Pod) { p.Generation = 3 },
+		"deletion timestamp":   func(p *corev1.Pod) { ts := metav1.NewTime(testEpoch); p.DeletionTimestamp = &ts },
+		"creation time":        func(p *corev1.Pod) { p.CreationTimestamp = metav1.NewTime(testEpoch.Add(1e9)) },
+		"image":                func(p *corev1.Pod) { p.Spec.Containers[0].Image = "img:2" },
+		"args emptied":         func(p *corev1.Pod) { p.Spec.Containers[0].Args = nil },
+		"grace":                func(p *corev1.Pod) { g := int64(0); p.Spec.TerminationGracePeriodSeconds = &g },
+		"claim":                func(p *corev1.Pod) { p.Spec.Volumes[0].PersistentVolumeClaim.ClaimName = "other" },
+		"node":                 func(p *corev1.Pod) { p.Spec.NodeName = "" },
+		"phase":                func(p *corev1.Pod) { p.Status.Phase = corev1.PodPending },
+		"condition":            func(p *corev1.Pod) { p.Status.Conditions[0].Status = corev1.ConditionFalse },
+		"pod ip":               func(p *corev1.Pod) { p.Status.PodIP = "10.0.0.2" },
+		"namespace":            func(p *corev1.Pod) { p.Namespace = "other" },
+		"kind":                 func(p *corev1.Pod) { p.Kind = "" },
+	}
+	seen := map[uint64]string{base: "base"}
+	for what, change := range changes {
+		p := contentTestPod()
+		change(p)
+		h := x.content.hash(p)
+		if prev, dup := seen[h]; dup {
+			t.Errorf("%s: hashes as %s (%x)", what, prev, h)
+		}
+		seen[h] = what
+	}
+	same := contentTestPod()
+	same.ResourceVersion = "99"
+	same.ManagedFields = append(same.ManagedFields, metav1.ManagedFieldsEntry{Manager: "other"})
+	if h := x.content.hash(same); h != base {
+		t.Errorf("resourceVersion and managedFields changed the hash: %x, want %x", h, base)
+	}
+	// Another type with the same field values is another content.
+	sts, sts2 := testSet(2), testSet(3)
+	if x.content.hash(sts) == x.content.hash(sts2) {
+		t.Error("StatefulSets with 2 and 3 replicas hash the same")
+	}
+	if x.content.hash(sts) != x.content.hash(testSet(2)) {
+		t.Error("two equal StatefulSets hash differently")
+	}
+}
