@@ -35,8 +35,8 @@
 // until.go), the fault injector (faults.go), the property hook
 // (property_hook.go: monitor, violations, harness error) and the explorer
 // hooks (explorer_hooks.go, statehash.go: fingerprint, prune, writes);
-// values recomputed only when the store's revision moves share one memo
-// (memo.go). A Host (host.go)
+// values recomputed only when the store's revision (or the kinds they
+// read) moves share one memo (memo.go, actor_helpers.go). A Host (host.go)
 // runs each controller under test, unmodified, behind its own client.Client,
 // one API call per step (the reconciler's goroutine hands control back at
 // every call); informers list from the apiserver the controller is

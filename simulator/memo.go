@@ -3,9 +3,11 @@ package simulator
 import "github.com/opcheck/opcheck/model"
 
 // memoKey names the state a memoized value was computed from: one store at
-// one revision, and the logical time for values that also read the clock
-// (zero for those that do not). Ground truth only changes with the store's
-// revision, so a value computed from it stays right while the key does.
+// one revision (or, for a value that reads only some kinds, at one sum of
+// those kinds' table versions: tablesKey), and the logical time for values
+// that also read the clock (zero for those that do not). Ground truth only
+// changes with the store's revision, so a value computed from it stays
+// right while the key does.
 type memoKey struct {
 	store *Store
 	rev   model.Revision
