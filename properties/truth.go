@@ -36,6 +36,10 @@ type State struct {
 	rev   model.Revision
 	step  int // step of the last applied change event, 0 for none
 	count int // number of objects held
+	// sorted holds a kind's keys in order while no object of the kind
+	// was added or removed since (a modification keeps the keys): the
+	// monitors list the same few kinds at every change.
+	sorted map[string][]string
 
 	scheme     *runtime.Scheme
 	knownKinds map[string]bool         // every Kind the scheme registers
@@ -100,12 +104,14 @@ func (s *State) Apply(e *model.Event) {
 		}
 		if _, ok := objs[key]; !ok {
 			s.count++
+			delete(s.sorted, e.Kind)
 		}
 		objs[key] = stored{namespace: e.Namespace, obj: e.Object}
 	case model.ChangeDeleted:
 		if _, ok := objs[key]; ok {
 			delete(objs, key)
 			s.count--
+			delete(s.sorted, e.Kind)
 		}
 	default:
 		panic(fmt.Sprintf("properties: step %d: unknown change type %d", e.Step, e.Change))
@@ -198,8 +204,9 @@ func (s *State) List(kind string, namespace string, selector labels.Selector) []
 
 func (s *State) list(kind string, namespace string, selector labels.Selector) []runtime.Object {
 	objs := s.kinds[kind]
-	keys := make([]string, 0, len(objs))
-	for k, st := range objs {
+	var out []runtime.Object
+	for _, k := range s.sortedKeys(kind, objs) {
+		st := objs[k]
 		if namespace != "" && st.namespace != namespace {
 			continue
 		}
@@ -209,14 +216,30 @@ func (s *State) list(kind string, namespace string, selector labels.Selector) []
 				continue
 			}
 		}
+		out = append(out, st.obj)
+	}
+	if out == nil {
+		out = []runtime.Object{}
+	}
+	return out
+}
+
+// sortedKeys returns the keys of objs, kind's objects, in order: kept
+// until an object of the kind is added or removed. Read it only.
+func (s *State) sortedKeys(kind string, objs map[string]stored) []string {
+	if keys, ok := s.sorted[kind]; ok {
+		return keys
+	}
+	keys := make([]string, 0, len(objs))
+	for k := range objs {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	out := make([]runtime.Object, len(keys))
-	for i, k := range keys {
-		out[i] = objs[k].obj
+	if s.sorted == nil {
+		s.sorted = map[string][]string{}
 	}
-	return out
+	s.sorted[kind] = keys
+	return keys
 }
 
 // gracefulDeletionPending reports whether some object's graceful deletion

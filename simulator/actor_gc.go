@@ -107,9 +107,10 @@ func (g *GarbageCollector) table(w *World, t *kindData) *gcTable {
 		return gt
 	}
 	// New slices: steps built from the previous version may hold them.
-	gt.version, gt.objs, gt.owners, gt.waiting = len(t.changes), nil, nil, false
+	all := w.lists.of(t).objs
+	gt.version, gt.objs, gt.owners, gt.waiting = len(t.changes), make([]client.Object, 0, len(all)), make([][]gcOwner, 0, len(all)), false
 	k := t.info
-	for _, obj := range w.lists.of(t).objs {
+	for _, obj := range all {
 		deleting := beingDeleted(obj)
 		if deleting && (slices.Contains(obj.GetFinalizers(), FinalizerForeground) || slices.Contains(obj.GetFinalizers(), FinalizerOrphan)) {
 			gt.waiting = true

@@ -164,8 +164,8 @@ func storedGet(w *World, k *kindInfo, namespace, name string) (client.Object, bo
 // resolved once per world (the registry's lookup by reflect.Type is a
 // map access with an interface key, at every call).
 type actorKinds struct {
-	pod, claim, sts *kindInfo
-	stsTried        bool
+	pod, claim, sts, ns *kindInfo
+	stsTried, nsTried   bool
 }
 
 // podKind is the Pod kind (panics as kindOf when the scheme lacks it).

@@ -28,8 +28,12 @@ func (c *NamespaceController) Name() model.Actor { return model.ActorNamespace }
 
 // Steps implements Actor.
 func (c *NamespaceController) Steps(w *World, buf []Step) []Step {
-	nsKind, err := w.Store.kinds.forObject(protoNamespace)
-	if err != nil {
+	if !w.kinds.nsTried {
+		w.kinds.nsTried = true
+		w.kinds.ns, _ = w.Store.kinds.forObject(protoNamespace)
+	}
+	nsKind := w.kinds.ns
+	if nsKind == nil {
 		return buf
 	}
 	key := c.key(w, nsKind)

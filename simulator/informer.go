@@ -24,10 +24,13 @@ type informer struct {
 	// lost: a drop fault took an event away; the objects may be wrong
 	// until the next relist (a restart, or a watch expiry with 410).
 	lost bool
+	// table is the store's table of the kind (a store never replaces a
+	// table once made): hasPending reads it at every decision.
+	table *kindData
 }
 
 func newInformer(k *kindInfo, server *APIServer) *informer {
-	inf := &informer{kind: k, server: server, cache: server.Cache(k)}
+	inf := &informer{kind: k, server: server, cache: server.Cache(k), table: server.store.table(k)}
 	inf.relist()
 	return inf
 }
@@ -135,6 +138,6 @@ func (inf *informer) readList(o *ListOptions) ([]client.Object, model.Revision, 
 // has not received (or the informer must relist).
 func (inf *informer) hasPending() bool {
 	inf.server.fresh(inf.cache)
-	changes := inf.server.store.table(inf.kind).changes[:inf.cache.next]
+	changes := inf.table.changes[:inf.cache.next]
 	return len(changes) > 0 && changes[len(changes)-1].Rev > inf.rev
 }

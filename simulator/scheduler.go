@@ -28,7 +28,9 @@ type stepScheduler struct {
 	lastRev   model.Revision // the store revision after the last step
 	quietFrom model.Time     // when the store last changed
 
-	settleStep *Step // built once: collect offers it at most decisions
+	settleStep *Step      // built once: collect offers it at most decisions
+	tick       Step       // the clock step, built once per target time
+	tickAt     model.Time // its target time
 }
 
 // stop ends the run after the current step.
@@ -165,7 +167,13 @@ func (s *stepScheduler) collect(w *World) []Step {
 		}
 	}
 	if at, ok := w.nextTimer(); ok && (ordinary == 0 || w.Scenario.ClockAnytime) {
-		buf = append(buf, Step{Actor: model.ActorClock, Class: model.StepClock, Label: "tick to " + at.String(), Run: func() { w.tick(at) }})
+		if s.tick.Run == nil || s.tickAt != at {
+			// The same tick is offered at every decision until it runs
+			// or the next timer moves: built once per target time.
+			s.tickAt = at
+			s.tick = Step{Actor: model.ActorClock, Class: model.StepClock, Label: "tick to " + at.String(), Run: func() { w.tick(at) }}
+		}
+		buf = append(buf, s.tick)
 	}
 	s.enabled = buf
 	return buf

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -100,9 +101,11 @@ func scaleCR(replicas int32) func(context.Context, client.Client) error {
 }
 
 func readyMembers(n int) func(context.Context, client.Reader) bool {
+	// Built once: the condition is asked after every change of the pods.
+	members := client.MatchingLabelsSelector{Selector: labels.SelectorFromSet(Labels(CRName))}
 	return func(ctx context.Context, r client.Reader) bool {
 		var pods corev1.PodList
-		if err := r.List(ctx, &pods, client.InNamespace(Namespace), client.MatchingLabels(Labels(CRName))); err != nil {
+		if err := r.List(ctx, &pods, client.InNamespace(Namespace), members); err != nil {
 			return false
 		}
 		ready := 0
