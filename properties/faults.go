@@ -25,9 +25,12 @@ type faultLog struct {
 // reconcileSoFar is a controller's reconcile in flight: its request, the
 // step it began at, and its latest API call.
 type reconcileSoFar struct {
-	req   string
-	step  int
-	calls int
+	// start is the ReconcileStart event's request (its kind, namespace
+	// and name), rendered only if a crash explains it.
+	start  model.Event
+	step   int
+	calls  int
+	active bool // between the reconcile's start and its end (the struct is reused)
 	// lastCall is the reconcile's latest API call, kept as the event's
 	// fields and rendered ("Update StatefulSet default/zk at step 57")
 	// only if a crash explains it: every controller call passes here.
@@ -46,23 +49,33 @@ func (f *faultLog) observe(s *State, e *model.Event) {
 		if f.inflight == nil {
 			f.inflight = map[model.Actor]*reconcileSoFar{}
 		}
-		f.inflight[e.Actor] = &reconcileSoFar{req: requestKey(e), step: e.Step}
+		r := f.inflight[e.Actor]
+		if r == nil {
+			r = &reconcileSoFar{}
+			f.inflight[e.Actor] = r
+		}
+		*r = reconcileSoFar{start: model.Event{Kind: e.Kind, Namespace: e.Namespace, Name: e.Name}, step: e.Step, active: true}
 	case (e.Op == model.OpReconcileDone || e.Op == model.OpPanic) && IsController(e.Actor):
-		delete(f.inflight, e.Actor)
-	case (e.Op.IsRead() || e.Op.IsWrite()) && IsController(e.Actor):
 		if r := f.inflight[e.Actor]; r != nil {
+			r.active = false
+		}
+	case (e.Op.IsRead() || e.Op.IsWrite()) && IsController(e.Actor):
+		if r := f.inflight[e.Actor]; r != nil && r.active {
 			r.calls++
 			r.lastCall = model.Event{Op: e.Op, Kind: e.Kind, Namespace: e.Namespace, Name: e.Name, Step: e.Step}
 		}
 		if e.Stale && e.Op.IsRead() {
 			f.stale++
-			f.last = newStaleRead(s, e)
+			if f.last == nil {
+				f.last = &staleRead{}
+			}
+			f.last.set(s, e)
 		}
 	case e.Op == model.OpCrash:
 		who := model.Actor(e.Name)
 		line := fmt.Sprintf("step %d: crash of %s", e.Step, who)
-		if r := f.inflight[who]; r != nil {
-			line += fmt.Sprintf(" in its reconcile of %s begun at step %d", r.req, r.step)
+		if r := f.inflight[who]; r != nil && r.active {
+			line += fmt.Sprintf(" in its reconcile of %s begun at step %d", requestKey(&r.start), r.step)
 			if r.calls > 0 {
 				line += fmt.Sprintf(", after API call %d (%s)", r.calls, r.lastCallLine())
 			} else {
@@ -71,7 +84,9 @@ func (f *faultLog) observe(s *State, e *model.Event) {
 		} else {
 			line += " between reconciles"
 		}
-		delete(f.inflight, who)
+		if r := f.inflight[who]; r != nil {
+			r.active = false
+		}
 		f.faults = append(f.faults, line)
 	case e.Op == model.OpRestart:
 		f.faults = append(f.faults, fmt.Sprintf("step %d: %s restarted against %s", e.Step, e.Name, e.Detail))

@@ -77,7 +77,9 @@ func apiserverName(server int) string {
 type staleRead struct {
 	step      int
 	op        model.Op
-	what      string // "Kind namespace/name" or "Kind in namespace"
+	kind      string // what the read asked for (see what)
+	namespace string
+	name      string
 	server    int
 	readRev   model.Revision
 	headRev   model.Revision
@@ -90,28 +92,43 @@ type staleRead struct {
 
 // newStaleRead remembers the stale read e, with what the store held then.
 func newStaleRead(s *State, e *model.Event) *staleRead {
-	r := &staleRead{step: e.Step, op: e.Op, server: e.Server, readRev: e.ReadRev, headRev: e.HeadRev, gotRev: e.Rev, versions: len(e.Versions), err: e.Err}
+	r := &staleRead{}
+	r.set(s, e)
+	return r
+}
+
+// set makes r the stale read e, with what the store held then ("what" is
+// rendered by describe: most stale reads are never described).
+func (r *staleRead) set(s *State, e *model.Event) {
+	*r = staleRead{step: e.Step, op: e.Op, server: e.Server, readRev: e.ReadRev, headRev: e.HeadRev, gotRev: e.Rev, versions: len(e.Versions), err: e.Err,
+		kind: e.Kind, namespace: e.Namespace, name: e.Name}
 	if e.Op == model.OpGet {
-		r.what = e.Kind + " " + e.Key()
 		if obj, ok := s.get(e.Kind, e.Namespace, e.Name); ok {
 			r.storeHeld = true
 			if m, err := meta.Accessor(obj); err == nil {
 				r.storeRev = m.GetResourceVersion()
 			}
 		}
-	} else {
-		r.what = e.Kind
-		if e.Namespace != "" {
-			r.what += " in namespace " + e.Namespace
-		}
 	}
-	return r
+}
+
+// what names what the read asked for: "Kind namespace/name" for a Get,
+// "Kind" or "Kind in namespace ns" for a List.
+func (r *staleRead) what() string {
+	if r.op == model.OpGet {
+		e := model.Event{Namespace: r.namespace, Name: r.name}
+		return r.kind + " " + e.Key()
+	}
+	if r.namespace != "" {
+		return r.kind + " in namespace " + r.namespace
+	}
+	return r.kind
 }
 
 func (r *staleRead) describe() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "step %d: %s %s, served by %s from a watch cache at revision %d while the store head was at revision %d",
-		r.step, r.op, r.what, apiserverName(r.server), r.readRev, r.headRev)
+		r.step, r.op, r.what(), apiserverName(r.server), r.readRev, r.headRev)
 	switch {
 	case r.err != "":
 		fmt.Fprintf(&b, "; it failed with %q", r.err)
