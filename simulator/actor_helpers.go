@@ -185,6 +185,19 @@ func (w *World) claimKind() *kindInfo {
 	return w.kinds.claim
 }
 
+// podStatusRequest is the request of a status update of the stored pod p:
+// its status deep-copied, for the caller to change, and every other field
+// shared with p. The store takes nothing but the status and the
+// preconditions from a status update, the client's copy-back replaces the
+// request's fields instead of writing into them, and the caller drops the
+// request after the call; so nothing writes into what p shares, and the
+// rest of the pod is not copied for nothing.
+func podStatusRequest(p *corev1.Pod) *corev1.Pod {
+	np := &corev1.Pod{TypeMeta: p.TypeMeta, ObjectMeta: p.ObjectMeta, Spec: p.Spec}
+	p.Status.DeepCopyInto(&np.Status)
+	return np
+}
+
 // Prototypes used only to resolve kinds; never written.
 var (
 	protoPod   = &corev1.Pod{}

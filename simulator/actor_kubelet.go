@@ -132,7 +132,7 @@ func setPodCondition(p *corev1.Pod, t corev1.PodConditionType, s corev1.Conditio
 func kubeletStartStep(w *World, p *corev1.Pod) Step {
 	return Step{Actor: model.ActorKubelet, Label: "start pod " + nsKey(p.Namespace, p.Name), Run: func() {
 		now := metav1.NewTime(w.Clock.Wall())
-		np := p.DeepCopy()
+		np := podStatusRequest(p)
 		np.Status.Phase = corev1.PodRunning
 		setPodCondition(np, corev1.PodScheduled, corev1.ConditionTrue, now)
 		setPodCondition(np, corev1.PodInitialized, corev1.ConditionTrue, now)
@@ -161,7 +161,7 @@ func kubeletStartStep(w *World, p *corev1.Pod) Step {
 func kubeletReadyStep(w *World, p *corev1.Pod) Step {
 	return Step{Actor: model.ActorKubelet, Label: "ready pod " + nsKey(p.Namespace, p.Name), Run: func() {
 		now := metav1.NewTime(w.Clock.Wall())
-		np := p.DeepCopy()
+		np := podStatusRequest(p)
 		setPodCondition(np, corev1.ContainersReady, corev1.ConditionTrue, now)
 		setPodCondition(np, corev1.PodReady, corev1.ConditionTrue, now)
 		for i := range np.Status.ContainerStatuses {

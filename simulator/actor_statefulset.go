@@ -426,7 +426,11 @@ func (c *StatefulSetController) statusStep(w *World, sts *appsv1.StatefulSet) (S
 		return Step{}, false
 	}
 	return Step{Actor: model.ActorStatefulSet, Label: "status " + nsKey(sts.Namespace, sts.Name), Run: func() {
-		ns := sts.DeepCopy()
+		// A status update: the store takes only the status (and the
+		// preconditions) from the request, so the rest is shared with
+		// the stored set, read only, and the request is dropped after.
+		ns := &appsv1.StatefulSet{TypeMeta: sts.TypeMeta, ObjectMeta: sts.ObjectMeta, Spec: sts.Spec}
+		sts.Status.DeepCopyInto(&ns.Status)
 		ns.Status.Replicas = replicas
 		ns.Status.ReadyReplicas = ready
 		ns.Status.AvailableReplicas = ready

@@ -1,7 +1,9 @@
 package simulator_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -36,7 +38,8 @@ func stepsLine(steps []simulator.Step) string {
 // that built-in actors kept across the whole run (whose steps are
 // remembered per version of the tables they read, or per store revision)
 // offer exactly the steps fresh actors compute from the store, and that
-// PeekList (a list kept per table version) is the store's list.
+// PeekList (a list kept per table version) is the store's list; and that
+// no stored object changes after its commit.
 type memoCheckChooser struct {
 	r       *rand.Rand
 	w       *simulator.World
@@ -44,6 +47,38 @@ type memoCheckChooser struct {
 	checked int
 	offered map[string]int // decisions at which each kind of actor offered steps
 	err     error          // the first difference (Choose may run off the test's goroutine)
+	// committed is every stored object's JSON when first seen: the built-in
+	// actors share the stored objects' fields in their requests, and
+	// nothing may ever write into a stored object.
+	committed [][]byte
+}
+
+// noteCommitted records the JSON of the objects committed since the last
+// call.
+func (c *memoCheckChooser) noteCommitted() error {
+	for _, ch := range c.w.Store.History()[len(c.committed):] {
+		b, err := json.Marshal(ch.Object)
+		if err != nil {
+			return err
+		}
+		c.committed = append(c.committed, b)
+	}
+	return nil
+}
+
+// checkCommitted reports a stored object that changed since it was first
+// seen.
+func (c *memoCheckChooser) checkCommitted() error {
+	for i, ch := range c.w.Store.History()[:len(c.committed)] {
+		b, err := json.Marshal(ch.Object)
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(b, c.committed[i]) {
+			return fmt.Errorf("the object stored at revision %d changed after its commit:\n%s\nnow\n%s", ch.Rev, c.committed[i], b)
+		}
+	}
+	return nil
 }
 
 func (c *memoCheckChooser) Choose(d model.Decision) int {
@@ -55,6 +90,9 @@ func (c *memoCheckChooser) Choose(d model.Decision) int {
 
 func (c *memoCheckChooser) check(d model.Decision) error {
 	step := len(c.w.History.Events)
+	if err := c.noteCommitted(); err != nil {
+		return err
+	}
 	for i, fresh := range builtinActors() {
 		want := stepsLine(fresh.Steps(c.w, nil))
 		if want != "" {
@@ -138,6 +176,9 @@ func TestBuiltinStepMemosMatchFreshSteps(t *testing.T) {
 			c.w = w
 			if _, err := w.Run(); err != nil {
 				t.Fatalf("%s seed %d: %v", sc.Name, seed, err)
+			}
+			if c.err == nil {
+				c.err = c.checkCommitted()
 			}
 			if c.err != nil {
 				t.Fatalf("%s seed %d: %v", sc.Name, seed, c.err)
