@@ -243,6 +243,9 @@ func (g *GarbageCollector) dependentStep(w *World, gt *gcTable, i int) (Step, bo
 			orphaning++
 		}
 	}
+	if solid > 0 && orphaning == 0 && dangling+waiting == 0 {
+		return Step{}, false // the common case: every owner is there
+	}
 	key := objectKey(k, obj.GetNamespace(), obj.GetName())
 	switch {
 	case orphaning > 0:
