@@ -18,8 +18,9 @@ type Progress struct {
 	States     int
 	Violations int
 	// Covered estimates the part of the bounded space explored, in [0, 1]
-	// (exhaustive only; -1 when unknown): the levels of fault counts done,
-	// plus the depth-first position within the current level.
+	// (exhaustive only; -1 when unknown): an equal share per number of
+	// faults, for those whose schedules are done, plus the depth-first
+	// position of the current schedule among those with as many faults.
 	Covered float64
 }
 
@@ -27,7 +28,8 @@ type Progress struct {
 const SplitDepth = 2
 
 // exhaustive is the strategy StrategyExhaustive: it explores every placement of the scenario's faults along the
-// default schedule, depth first. The bounds, stated in docs/explore.md:
+// default schedule, fewest faults first, then depth first. The bounds,
+// stated in docs/explore.md:
 //
 //   - ordinary steps follow the default schedule: the environment (informer
 //     deliveries, built-in actors, external systems) first, then the user,
@@ -57,18 +59,27 @@ const SplitDepth = 2
 // same futures, already explored, unless the path went round a cycle or
 // the step bound cut one of those futures (visitedTable, boundsHeld).
 //
+// One search covers every number of faults up to the budget, in the order
+// in which iterative deepening on the number of faults would first meet
+// the schedules, without running any twice (exhaustSearch says why it
+// reports what iterative deepening reports). Options.perLevel (tests)
+// runs the iterative deepening itself, a search per number of faults L =
+// 0, 1, ..., each re-running the schedules of the lower ones: the oracle
+// the one search is checked against.
+//
 // opts are normalised by Explore (Schedules and Shards set); the outcome
 // goes into rep.
 func exhaustive(sc *simulator.Scenario, opts Options, rep *Report, start time.Time) {
-	budget := rep.Faults
-	// Iterative deepening on the number of faults: every schedule with at
-	// most L faults before any with L+1, so the smallest counterexamples
-	// come first.
-	for level := 0; level <= budget.Total() && !rep.Complete && (rep.Violation == nil || opts.keepGoing) && rep.Err == nil && rep.Schedules < opts.Schedules; level++ {
-		exhaustLevel(sc, opts, level, budget.Total(), start, rep)
-		if rep.Complete && level < budget.Total() {
-			rep.Complete = false
+	budget := rep.Faults.Total()
+	if opts.perLevel {
+		for level := 0; level <= budget && !rep.Complete && (rep.Violation == nil || opts.keepGoing) && rep.Err == nil && rep.Schedules < opts.Schedules; level++ {
+			exhaustSearch(sc, opts, level, budget, false, start, rep)
+			if rep.Complete && level < budget {
+				rep.Complete = false
+			}
 		}
+	} else {
+		exhaustSearch(sc, opts, budget, budget, true, start, rep)
 	}
 	switch {
 	case rep.Err != nil:
@@ -82,71 +93,105 @@ func exhaustive(sc *simulator.Scenario, opts Options, rep *Report, start time.Ti
 	}
 }
 
-// exhaustLevel is the depth-first search over schedules with at most level
+// exhaustSearch is the search over schedules with at most maxFaults
 // faults, on opts.Workers goroutines.
 //
 // The search tree is cut into items: an item is a prefix of fault choices
 // whose last choice is a fault (not the default option), and stands for
 // the schedule that replays it and then takes the default option at every
 // later fault decision. Running an item discovers those later decisions;
-// each of their other options is a new item. Items are taken smallest
-// first in the lexicographic order of their prefixes, which is the
-// depth-first order of the sequential search: with one worker the schedules
-// run exactly in that order.
+// each of their other options is a new item, with one fault more. Items
+// are taken smallest first in the search's order (lessItem): fewer faults
+// first (faultsFirst; the iterative deepening of Options.perLevel leaves
+// that out), and among as many faults, lexicographically by prefix, which
+// is the depth-first order. With one worker the schedules run exactly in
+// that order; an item's children wait until every item with as many
+// faults as it has run.
+//
+// Why the one search reports what iterative deepening reports (a
+// depth-first search with at most L faults for L = 0, 1, ..., up to the
+// first L with a violation, each with its own visited table):
+//
+//   - The same schedules, the same keys. A fault decision is a decision
+//     where the schedule has faults left and a fault is offered; which
+//     faults are offered does not depend on the budget. So for a schedule
+//     with k faults, the decisions up to its last fault are fault
+//     decisions with the same options in level k's search, in every higher
+//     one and in this one: its key, and its steps, are the same.
+//   - The same merges. A state's fingerprint carries the faults left
+//     (maxFaults minus the faults taken), so the visited table only merges
+//     paths with as many faults so far, and among those the order is the
+//     depth-first one. With one worker this search is the last level of
+//     iterative deepening (maxFaults = the budget), with the same schedules
+//     pruned at the same states, run in another order
+//     (TestOneSearchIsTheLastLevelReordered).
+//   - The same first violation. A path is pruned only at a state that a
+//     smaller path reached with as many faults (in the order below); that
+//     path continued with the pruned path's later choices is a violating
+//     schedule, if the pruned one's was, with as many faults and a smaller
+//     key. So the smallest violating schedule in this order is never
+//     pruned, and it is the one reported: it has the fewest faults of any
+//     violating schedule, and the smallest key among those. Iterative
+//     deepening reports the depth-first smallest violating schedule of
+//     the first level that has one: every violating schedule of that level
+//     has that same fewest number of faults, and their keys are the same
+//     as here (TestOneSearchMatchesIterativeDeepening).
 //
 // With more workers, the order in which states are first reached is no
-// longer the depth-first order, so the visited table keeps, per state, the
-// smallest path (in that order) that reached it: a path is pruned only at a
-// state a smaller path reached, and a smaller path that arrives later goes
-// on. The smallest violating schedule of the tree is therefore never
-// pruned (a smaller path through one of its states would continue into an
-// even smaller violating schedule), every violating schedule found is
-// compared in that order, and work on items larger than the smallest
-// violation found is dropped. The verdict, the violation reported, its
-// choices and history are those of one worker, for every number of
-// workers; the schedule, prune and state counts are not (concurrent
-// workers may explore a state twice).
-func exhaustLevel(sc *simulator.Scenario, opts Options, level, budgetTotal int, start time.Time, res *Report) {
-	l := searchLevel(sc, opts, level, budgetTotal, start, res, false)
-	if l.drained() && !opts.NoPrune && !opts.trustDepth && !boundsHeld(l.runs, settleBound(sc), stepBound(sc)) {
+// longer the search's order, so the visited table keeps, per state, the
+// smallest path (in that order) that reached it: a path is pruned only at
+// a state a smaller path reached, and a smaller path that arrives later
+// goes on. The smallest violating schedule of the tree is therefore never
+// pruned (as above), every violating schedule found is compared in that
+// order, and work on items larger than the smallest violation found is
+// dropped. The verdict, the violation reported, its choices and history
+// are those of one worker, for every number of workers; the schedule,
+// prune and state counts are not (concurrent workers may explore a state
+// twice).
+func exhaustSearch(sc *simulator.Scenario, opts Options, maxFaults, budgetTotal int, faultsFirst bool, start time.Time, res *Report) {
+	s := search(sc, opts, maxFaults, budgetTotal, faultsFirst, start, res, false)
+	if s.drained() && !opts.NoPrune && !opts.trustDepth && !boundsHeld(s.runs, settleBound(sc), stepBound(sc)) {
 		// A merge at a different depth may have hidden what the step
-		// bound does: explore the level again, merging only states
-		// reached at the same depth. Its outcome replaces the first's.
+		// bound does: explore again, merging only states reached at the
+		// same depth. Its outcome replaces the first's.
 		res.Reexplored++
-		res.Violation, res.Index, res.Choices, res.History = nil, 0, nil, nil
-		l = searchLevel(sc, opts, level, budgetTotal, start, res, true)
+		s = search(sc, opts, maxFaults, budgetTotal, faultsFirst, start, res, true)
 	}
-	if l.best != nil {
-		res.Violation, res.Index, res.Choices, res.History = l.best.violation, l.best.index, l.best.choices, l.best.history
+	if s.best != nil && res.Violation == nil { // per level with keepGoing: the first level's stands
+		res.Violation, res.Index, res.Choices, res.History = s.best.violation, s.best.index, s.best.choices, s.best.history
 	}
-	if l.drained() && (l.best == nil || opts.keepGoing) {
+	if s.drained() && (s.best == nil || opts.keepGoing) {
 		res.Complete = true
 	}
 }
 
-// searchLevel runs one level's search to its end on opts.Workers
-// goroutines; exact merges only states reached at the same depth.
-func searchLevel(sc *simulator.Scenario, opts Options, level, budgetTotal int, start time.Time, res *Report, exact bool) *levelSearch {
-	l := &levelSearch{sc: sc, opts: opts, level: level, budgetTotal: budgetTotal, start: start, res: res,
-		visited: &visitedTable{m: map[uint64]*visit{}, exact: exact}, queue: itemQueue{nil}}
-	l.cond = sync.NewCond(&l.mu)
+// search runs one search to its end on opts.Workers goroutines; exact
+// merges only states reached at the same depth.
+func search(sc *simulator.Scenario, opts Options, maxFaults, budgetTotal int, faultsFirst bool, start time.Time, res *Report, exact bool) *treeSearch {
+	less := lessKey
+	if faultsFirst {
+		less = lessItem
+	}
+	s := &treeSearch{sc: sc, opts: opts, maxFaults: maxFaults, budgetTotal: budgetTotal, faultsFirst: faultsFirst, less: less, start: start, res: res,
+		visited: &visitedTable{m: map[uint64]*visit{}, exact: exact, less: less}, queue: itemQueue{items: [][]int{nil}, less: less}}
+	s.cond = sync.NewCond(&s.mu)
 	var wg sync.WaitGroup
 	for i := 0; i < max(1, opts.Workers); i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			l.work()
+			s.work()
 		}()
 	}
 	wg.Wait()
-	res.States += l.visited.len()
-	return l
+	res.States += s.visited.len()
+	return s
 }
 
-// drained reports whether the level ran every item it had to (none left,
+// drained reports whether the search ran every item it had to (none left,
 // no budget, time or harness error cut it short).
-func (l *levelSearch) drained() bool {
-	return !l.stopped && l.running == 0 && len(l.queue) == 0 && l.res.Err == nil
+func (s *treeSearch) drained() bool {
+	return !s.stopped && s.running == 0 && s.queue.Len() == 0 && s.res.Err == nil
 }
 
 // stepBound and settleBound are the scenario's step bound and the step
@@ -161,14 +206,16 @@ func stepBound(sc *simulator.Scenario) int {
 
 func settleBound(sc *simulator.Scenario) int { return stepBound(sc) * 2 / 3 }
 
-// levelSearch is the shared state of one level's workers, guarded by mu.
-type levelSearch struct {
-	sc                 *simulator.Scenario
-	opts               Options
-	level, budgetTotal int
-	start              time.Time
-	res                *Report
-	visited            *visitedTable
+// treeSearch is the shared state of one search's workers, guarded by mu.
+type treeSearch struct {
+	sc                     *simulator.Scenario
+	opts                   Options
+	maxFaults, budgetTotal int
+	faultsFirst            bool
+	less                   func(a, b []int) bool // the order of items: lessItem, or lessKey per level
+	start                  time.Time
+	res                    *Report
+	visited                *visitedTable
 
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -179,7 +226,7 @@ type levelSearch struct {
 	runs    []*runRecord // every schedule run that ran in this shard
 }
 
-// found is a violating schedule with its depth-first key.
+// found is a violating schedule with its key.
 type found struct {
 	key       []int
 	index     int
@@ -189,60 +236,60 @@ type found struct {
 }
 
 // work runs items until none is left or the search stops.
-func (l *levelSearch) work() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+func (s *treeSearch) work() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for {
-		for len(l.queue) == 0 && l.running > 0 && !l.stopped {
-			l.cond.Wait()
+		for s.queue.Len() == 0 && s.running > 0 && !s.stopped {
+			s.cond.Wait()
 		}
-		if len(l.queue) == 0 || l.stopped {
+		if s.queue.Len() == 0 || s.stopped {
 			return
 		}
-		if l.res.Schedules >= l.opts.Schedules || (l.opts.Time > 0 && time.Since(l.start) > l.opts.Time) {
-			l.stop()
+		if s.res.Schedules >= s.opts.Schedules || (s.opts.Time > 0 && time.Since(s.start) > s.opts.Time) {
+			s.stop()
 			return
 		}
-		prefix := heap.Pop(&l.queue).([]int)
-		if l.best != nil && !l.opts.keepGoing && lessKey(l.best.key, prefix) {
+		prefix := heap.Pop(&s.queue).([]int)
+		if s.best != nil && !s.opts.keepGoing && s.less(s.best.key, prefix) {
 			continue // after the smallest violation found: never reported
 		}
-		index := l.res.Schedules
-		l.res.Schedules++
-		l.running++
-		l.mu.Unlock()
-		c, r, pruned, err := l.run(prefix, index)
-		l.mu.Lock()
-		l.running--
-		l.cond.Broadcast()
+		index := s.res.Schedules
+		s.res.Schedules++
+		s.running++
+		s.mu.Unlock()
+		c, r, pruned, err := s.run(prefix, index)
+		s.mu.Lock()
+		s.running--
+		s.cond.Broadcast()
 		if r != nil {
-			l.res.Steps += r.Steps
+			s.res.Steps += r.Steps
 		}
 		if err != nil {
-			if l.res.Err == nil {
-				l.res.Err = err
+			if s.res.Err == nil {
+				s.res.Err = err
 			}
-			l.stop()
+			s.stop()
 			return
 		}
-		l.record(prefix, index, c, r, pruned)
+		s.record(prefix, index, c, r, pruned)
 	}
 }
 
-func (l *levelSearch) stop() {
-	l.stopped = true
-	l.cond.Broadcast()
+func (s *treeSearch) stop() {
+	s.stopped = true
+	s.cond.Broadcast()
 }
 
 // run runs the schedule of one item, outside the lock.
-func (l *levelSearch) run(prefix []int, index int) (*dfsChooser, *simulator.Result, bool, error) {
-	opts := l.opts
+func (s *treeSearch) run(prefix []int, index int) (*dfsChooser, *simulator.Result, bool, error) {
+	opts := s.opts
 	if opts.perturb != nil {
 		opts.perturb(prefix)
 	}
-	c := &dfsChooser{prefix: prefix, visited: l.visited, dedup: !opts.NoPrune, full: opts.NoReduce, shard: opts.Shard, shards: opts.Shards, maxFaults: l.level,
+	c := &dfsChooser{prefix: prefix, visited: s.visited, dedup: !opts.NoPrune, full: opts.NoReduce, shard: opts.Shard, shards: opts.Shards, maxFaults: s.maxFaults,
 		marks: stepMarks{first: true}, run: &runRecord{prefix: prefix}}
-	w, err := simulator.NewWorld(l.sc, c, simulator.RunOptions{Faults: opts.Faults})
+	w, err := simulator.NewWorld(s.sc, c, simulator.RunOptions{Faults: opts.Faults})
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -251,12 +298,12 @@ func (l *levelSearch) run(prefix []int, index int) (*dfsChooser, *simulator.Resu
 		return c, r, false, err
 	}
 	if opts.CheckDeterminism && !w.Pruned() {
-		again, err := simulator.Run(l.sc, &model.Sequence{Choices: r.Choices}, simulator.RunOptions{Faults: opts.Faults})
+		again, err := simulator.Run(s.sc, &model.Sequence{Choices: r.Choices}, simulator.RunOptions{Faults: opts.Faults})
 		if err != nil {
 			return c, r, false, err
 		}
 		if a, b := r.History.Lines(), again.History.Lines(); a != b {
-			return c, r, false, notDeterministic(l.sc, fmt.Sprintf("exhaustive schedule %d (replayed from its %d recorded choices)", index, len(r.Choices)), a, b)
+			return c, r, false, notDeterministic(s.sc, fmt.Sprintf("exhaustive schedule %d (replayed from its %d recorded choices)", index, len(r.Choices)), a, b)
 		}
 	}
 	if shards := opts.Shards; shards > 1 && !c.skipped && len(c.taken) < SplitDepth && owner(c.taken, c.widths)%shards != opts.Shard {
@@ -270,13 +317,17 @@ func (l *levelSearch) run(prefix []int, index int) (*dfsChooser, *simulator.Resu
 
 // record accounts for a finished item, under the lock: callbacks, counts,
 // the violation, and the items its new decisions open.
-func (l *levelSearch) record(prefix []int, index int, c *dfsChooser, r *simulator.Result, pruned bool) {
-	res, opts := l.res, l.opts
+func (s *treeSearch) record(prefix []int, index int, c *dfsChooser, r *simulator.Result, pruned bool) {
+	res, opts := s.res, s.opts
 	if opts.Visit != nil && !c.skipped {
 		opts.Visit(index, 0, r)
 	}
 	if opts.Progress != nil {
-		opts.Progress(Progress{Schedules: res.Schedules, States: res.States + l.visited.len(), Covered: covered(l.level, l.budgetTotal, c.taken, c.widths)})
+		share := s.maxFaults // per level: the level's share
+		if s.faultsFirst {
+			share = faultsIn(prefix)
+		}
+		opts.Progress(Progress{Schedules: res.Schedules, States: res.States + s.visited.len(), Covered: covered(share, s.budgetTotal, c.taken, c.widths)})
 	}
 	switch {
 	case c.skipped:
@@ -286,11 +337,11 @@ func (l *levelSearch) record(prefix []int, index int, c *dfsChooser, r *simulato
 	}
 	if !c.skipped {
 		c.run.faultEnd, c.run.end = c.depth, r.Steps
-		l.runs = append(l.runs, c.run)
+		s.runs = append(s.runs, c.run)
 	}
 	if len(r.Violations) > 0 && !c.skipped {
-		if l.best == nil || lessKey(prefix, l.best.key) {
-			l.best = &found{key: prefix, index: index, violation: &r.Violations[0], choices: r.Choices, history: r.History}
+		if s.best == nil || s.less(prefix, s.best.key) {
+			s.best = &found{key: prefix, index: index, violation: &r.Violations[0], choices: r.Choices, history: r.History}
 		}
 		if !opts.keepGoing {
 			return // its subtree comes after it
@@ -298,10 +349,10 @@ func (l *levelSearch) record(prefix []int, index int, c *dfsChooser, r *simulato
 	}
 	for d := len(prefix); d < len(c.taken); d++ {
 		for o := 1; o < c.widths[d]; o++ {
-			heap.Push(&l.queue, append(c.taken[:d:d], o))
+			heap.Push(&s.queue, append(c.taken[:d:d], o))
 		}
 	}
-	l.cond.Broadcast()
+	s.cond.Broadcast()
 }
 
 // lessKey orders fault-choice prefixes depth first: lexicographically, a
@@ -315,23 +366,48 @@ func lessKey(a, b []int) bool {
 	return len(a) < len(b)
 }
 
-// itemQueue is a min-heap of items in depth-first order.
-type itemQueue [][]int
+// lessItem is the search's order: fewer faults first (the faults a prefix
+// takes: its options other than the default), then depth first.
+func lessItem(a, b []int) bool {
+	if fa, fb := faultsIn(a), faultsIn(b); fa != fb {
+		return fa < fb
+	}
+	return lessKey(a, b)
+}
 
-func (q itemQueue) Len() int           { return len(q) }
-func (q itemQueue) Less(i, j int) bool { return lessKey(q[i], q[j]) }
-func (q itemQueue) Swap(i, j int)      { q[i], q[j] = q[j], q[i] }
-func (q *itemQueue) Push(x any)        { *q = append(*q, x.([]int)) }
+// faultsIn is the number of faults a prefix of fault choices takes.
+func faultsIn(key []int) int {
+	n := 0
+	for _, o := range key {
+		if o != 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// itemQueue is a min-heap of items in the search's order.
+type itemQueue struct {
+	items [][]int
+	less  func(a, b []int) bool
+}
+
+func (q *itemQueue) Len() int           { return len(q.items) }
+func (q *itemQueue) Less(i, j int) bool { return q.less(q.items[i], q.items[j]) }
+func (q *itemQueue) Swap(i, j int)      { q.items[i], q.items[j] = q.items[j], q.items[i] }
+func (q *itemQueue) Push(x any)         { q.items = append(q.items, x.([]int)) }
 func (q *itemQueue) Pop() any {
-	old := *q
+	old := q.items
 	x := old[len(old)-1]
-	*q = old[:len(old)-1]
+	q.items = old[:len(old)-1]
 	return x
 }
 
-// visitedTable holds the states one level of the search has reached, each
-// with the smallest path (in the depth-first order) that reached it; the
-// level's workers share it.
+// visitedTable holds the states one search has reached, each with the
+// smallest path (in the search's order) that reached it; the search's
+// workers share it. Paths that merge have taken as many faults (the
+// fingerprint carries the faults left), so among them the order is the
+// depth-first one.
 //
 // A state is fingerprinted without the number of steps taken
 // (simulator.World.StateHash): the same state reached after a different
@@ -346,15 +422,16 @@ func (q *itemQueue) Pop() any {
 //     explored (a livelock that loops through one state would otherwise be
 //     cut at its second lap, never reaching the step bound that reports
 //     it);
-//   - at the end of the level, boundsHeld checks that the step bound cut
+//   - at the end of the search, boundsHeld checks that the step bound cut
 //     none of the futures a merge at a different depth relied on, and if
-//     it cannot show that, the level is explored again with exact merging
+//     it cannot show that, the search runs again with exact merging
 //     (only states reached at the same depth, as when the step count was
 //     part of the fingerprint).
 type visitedTable struct {
 	mu    sync.Mutex
 	m     map[uint64]*visit
 	exact bool
+	less  func(a, b []int) bool // the search's order
 }
 
 // visit is a path that reached a state: its fault choices so far, the
@@ -368,7 +445,7 @@ type visit struct {
 // claim returns nil when the path key may go on from state h at depth, and
 // records it where it is the smallest path so far; otherwise it returns
 // the visit of the smaller path that prunes it. A smaller path arriving
-// later goes on and takes the state over (exhaustLevel: the smallest
+// later goes on and takes the state over (exhaustSearch: the smallest
 // violating schedule is never pruned).
 func (v *visitedTable) claim(h uint64, key []int, depth int, run *runRecord) *visit {
 	if v.exact {
@@ -377,7 +454,7 @@ func (v *visitedTable) claim(h uint64, key []int, depth int, run *runRecord) *vi
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	old := v.m[h]
-	if old != nil && !lessKey(key, old.key) {
+	if old != nil && !v.less(key, old.key) {
 		if !isPrefix(old.key, key) {
 			return old
 		}
@@ -399,7 +476,7 @@ func isPrefix(a, b []int) bool {
 	return len(a) <= len(b) && slices.Equal(a, b[:len(a)])
 }
 
-// runRecord is what one schedule of a level leaves for boundsHeld: its
+// runRecord is what one schedule of a search leaves for boundsHeld: its
 // item, where its fault phase and its run ended, or the visit that pruned
 // it and its depth there.
 type runRecord struct {
@@ -410,7 +487,7 @@ type runRecord struct {
 	prunedAt int
 }
 
-// boundsHeld reports whether every merge at a different depth in the level
+// boundsHeld reports whether every merge at a different depth in the search
 // kept the futures it relied on: for each path pruned at depth a by a visit
 // at depth b != a, every continuation of the visit (the runs through it, a
 // pruned one continued through the visit that pruned it, and so on) ended
@@ -578,11 +655,12 @@ func (c *dfsChooser) Choose(d model.Decision) int {
 		return def
 	}
 	// Dedup at every point where a fault could matter, also once the
-	// faults are spent: a state reached again with no more steps left has
-	// the same futures (or fewer), which the depth-first order has already
-	// explored in full. The future also depends on the search's own state:
-	// the faults left at this level and which faults are offered now (a
-	// state reached right after a write offers a crash; the same state
+	// faults are spent: a state reached again has the same futures (or
+	// fewer), which the smaller path that reached it explores (its items
+	// with more faults after this point included). The future also
+	// depends on the search's own state: the faults left (so only paths
+	// with as many faults so far merge) and which faults are offered now
+	// (a state reached right after a write offers a crash; the same state
 	// reached otherwise may not). With shards, only states below the split
 	// point are merged: their whole future belongs to this shard, while a
 	// state above it has futures that other shards own.
@@ -636,10 +714,12 @@ func mixFaults(h uint64, faults []int) uint64 {
 	return h
 }
 
-// covered estimates the explored part of the space: each level of fault
-// count is an equal share, and within a level the depth-first position is
-// read as a fraction (the first decision's option over its width, plus the
-// second's over the product of both widths, and so on).
+// covered estimates the explored part of the space: each number of faults
+// up to the budget is an equal share (level: the faults of the items run
+// now, or the level of the iterative deepening), and within it the
+// depth-first position is read as a fraction (the first decision's option
+// over its width, plus the second's over the product of both widths, and
+// so on).
 func covered(level, levels int, taken, widths []int) float64 {
 	frac, scale := 0.0, 1.0
 	for i := range taken {
@@ -693,5 +773,3 @@ func rank(s *model.Option) int {
 		return 1
 	}
 }
-
-var dbg map[string]int

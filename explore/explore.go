@@ -77,7 +77,7 @@ type Options struct {
 	// runtime.GOMAXPROCS(0)). The sampling strategies hand out schedule
 	// indices and account for the results in index order; the exhaustive
 	// search shares its frontier and visited states between workers (see
-	// exhaustLevel). The verdict, the violation reported, its choices and
+	// exhaustSearch). The verdict, the violation reported, its choices and
 	// history, and so the trace written, are the same for every number of
 	// workers; with a Schedules or Time bound that cuts the exhaustive
 	// search short, how far it got is not.
@@ -108,6 +108,13 @@ type Options struct {
 	// still stops at its own first one); the report keeps the first. The
 	// pruning soundness test compares every violation met this way.
 	keepGoing bool
+	// perLevel (tests) runs the exhaustive search as iterative deepening
+	// on the number of faults: a search per fault count L = 0, 1, ...,
+	// each over the schedules with at most L faults (re-running the lower
+	// counts' schedules) with a visited table of its own, until one finds
+	// a violation. It is the oracle the one search (exhaustSearch) is
+	// checked against: the same verdict and first violation.
+	perLevel bool
 	// trustDepth (tests) skips the check that merges at different depths
 	// kept every future (boundsHeld), to show what the check is for.
 	trustDepth bool
@@ -193,8 +200,8 @@ type Report struct {
 	// shard owns them. Both are included in Schedules.
 	Pruned  int
 	Skipped int
-	// Reexplored (exhaustive) counts the levels of fault count explored a
-	// second time, merging only states reached at the same depth, because
+	// Reexplored (exhaustive) is 1 when the search ran a second time,
+	// merging only states reached at the same depth, because
 	// a merge of a state reached at different depths could have hidden an
 	// effect of the step bound (docs/explore.md, "State pruning").
 	Reexplored int

@@ -17,8 +17,8 @@ type Result struct {
 	// explored; Steps the steps of every schedule run.
 	Pruned int `json:"pruned,omitempty"`
 	Steps  int `json:"steps,omitempty"`
-	// Reexplored (exhaustive) counts the levels explored again with exact
-	// merging (Report.Reexplored).
+	// Reexplored (exhaustive) is 1 when the search ran again with exact
+	// merging (Report.Reexplored; merge sums it over shards).
 	Reexplored int   `json:"reexplored,omitempty"`
 	ElapsedMS  int64 `json:"elapsed_ms"`
 	// Trace is the trace file of the violation, Replay the command that

@@ -52,9 +52,9 @@ func noCrash() properties.Property {
 }
 
 // Delays that make four workers finish out of order: a result that
-// depended on who finished first (or last) would show. In a level of the
-// exhaustive search, a longer prefix comes earlier in the depth-first
-// order.
+// depended on who finished first (or last) would show. Among the
+// exhaustive search's items with as many faults, a longer prefix comes
+// earlier in the depth-first order.
 var perturbations = map[string]func(key []int){
 	"earlier items slower": func(key []int) { time.Sleep(time.Duration(len(key)) * time.Millisecond) },
 	"later items slower":   func(key []int) { time.Sleep(time.Duration(max(0, 6-len(key))) * time.Millisecond) },
