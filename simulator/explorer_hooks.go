@@ -17,6 +17,7 @@ type explorerHooks struct {
 	writes        int
 	contentHashes map[client.Object]uint64
 	content       contentHasher
+	keys          []string // scratch for StateHash's sorted keys
 }
 
 // observe counts the events that changed the store or touched an external

@@ -112,11 +112,14 @@ func (w *World) StateHash() (uint64, bool) {
 // and a copy with the head's content but an older resourceVersion behaves
 // differently on update.
 func (w *World) hashObjects(hh hash.Hash64, k *kindInfo, objects map[string]client.Object, put func(uint64), putS func(string)) {
-	keys := make([]string, 0, len(objects))
+	// The keys' buffer is reused: every decision hashes every table and
+	// informer.
+	keys := w.explorer.keys[:0]
 	for key := range objects {
 		keys = append(keys, key)
 	}
 	slices.Sort(keys)
+	w.explorer.keys = keys
 	put(uint64(len(keys)))
 	for _, key := range keys {
 		putS(key)
