@@ -413,7 +413,7 @@ func (c *Client) writeEvent(op model.Op, k *kindInfo, obj client.Object, head mo
 	}
 	c.record(e)
 	if err == nil && stored != nil {
-		if copyBack(k, obj, stored) {
+		if (op == model.OpUpdateStatus || op == model.OpPatchStatus) && copyBack(k, obj, stored) {
 			return nil
 		}
 		return fill(k, obj, stored, false)
@@ -421,16 +421,18 @@ func (c *Client) writeEvent(op model.Op, k *kindInfo, obj client.Object, head mo
 	return err
 }
 
-// copyBack makes the caller's object of a successful write equal to the
-// stored result, as fill does, copying only what differs when that is
-// just the metadata: the caller's spec and status usually equal the stored
-// ones already (the store copied the request, and a main-resource write
-// keeps the stored status, which the caller read), and a full deep copy of
-// them was a third of a write's cost. The caller keeps its own spec and
-// status, which share nothing with the store (they were never the
-// store's), and gets a copy of the stored metadata. It reports false, having
-// changed nothing, when anything else differs or the object is not of the
-// kind's Go type: fill copies it all then.
+// copyBack makes the caller's object of a successful status write equal to
+// the stored result, as fill does, copying only the metadata when the
+// caller's spec and status already equal the stored ones. They usually do:
+// a status write stores the request's status and keeps the stored spec,
+// which the caller read. The caller keeps its own spec and status, which
+// share nothing with the store (they were never the store's), and gets a
+// copy of the stored metadata. It reports false, having changed nothing,
+// when anything else differs or the object is not of the kind's Go type:
+// fill copies it all then. Other writes do not try it: defaulting, a
+// create's new status and a main-resource write's kept status make the
+// comparison fail most of the time (in the zookeeper/fixed search, 94% of
+// StatefulSet updates), after walking much of the spec.
 func copyBack(k *kindInfo, dst, stored client.Object) bool {
 	if reflect.TypeOf(dst) != reflect.TypeOf(stored) {
 		return false

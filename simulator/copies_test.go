@@ -316,6 +316,17 @@ func TestWriteBacksEqualTheStoredObject(t *testing.T) {
 	}
 	check("status update", sts)
 
+	replicas := int32(9)
+	sts.Spec.Replicas = &replicas
+	sts.Status.Replicas = 4
+	if err := cl.Status().Update(ctx, sts); err != nil {
+		t.Fatal(err)
+	}
+	if *sts.Spec.Replicas == 9 {
+		t.Error("status update carrying a spec change: the caller's object kept spec.replicas 9, want the stored spec")
+	}
+	check("status update carrying a spec the store ignores", sts)
+
 	before := sts.DeepCopy()
 	sts.Annotations = map[string]string{"patched": "yes"}
 	if err := cl.Patch(ctx, sts, client.MergeFrom(before)); err != nil {
@@ -390,4 +401,43 @@ func sharedMemory(a, b reflect.Value, path string) string {
 		}
 	}
 	return ""
+}
+
+// TestCopyBackCopiesOnlyOverEqualSpecAndStatus: copyBack takes the stored
+// metadata into the caller's object only when the caller's spec and status
+// equal the stored ones; any difference there leaves the object untouched
+// for the full copy.
+func TestCopyBackCopiesOnlyOverEqualSpecAndStatus(t *testing.T) {
+	c := NewCluster(testScheme(), ClusterOptions{})
+	k, err := c.Store.kinds.forObject(&corev1.Pod{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", ResourceVersion: "7", Labels: map[string]string{"a": "b"}},
+		Spec:   corev1.PodSpec{NodeName: "n"},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	for _, tc := range []struct {
+		name   string
+		change func(*corev1.Pod)
+		want   bool
+	}{
+		{"only metadata differs", func(p *corev1.Pod) { p.ResourceVersion = "6"; p.Labels = nil }, true},
+		{"spec differs", func(p *corev1.Pod) { p.Spec.NodeName = "m" }, false},
+		{"status differs", func(p *corev1.Pod) { p.Status.Phase = corev1.PodPending }, false},
+	} {
+		dst := stored.DeepCopy()
+		tc.change(dst)
+		before := dst.DeepCopy()
+		if got := copyBack(k, dst, stored); got != tc.want {
+			t.Errorf("%s: copyBack = %v, want %v", tc.name, got, tc.want)
+		}
+		switch {
+		case tc.want && !reflect.DeepEqual(dst, stored):
+			t.Errorf("%s: after copyBack the object is %+v, want the stored %+v", tc.name, dst, stored)
+		case tc.want && sharedMemory(reflect.ValueOf(dst).Elem(), reflect.ValueOf(stored).Elem(), "pod") != "":
+			t.Errorf("%s: after copyBack the object shares memory with the stored one", tc.name)
+		case !tc.want && !reflect.DeepEqual(dst, before):
+			t.Errorf("%s: a refused copyBack changed the object", tc.name)
+		}
+	}
 }
