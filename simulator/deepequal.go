@@ -4,6 +4,9 @@ import (
 	"reflect"
 	"sync"
 	"unsafe"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // equalFunc reports whether the values at a and b, two *T of the type it
@@ -123,8 +126,54 @@ func buildEqual(t reflect.Type) equalFunc {
 		if t == stringMapType {
 			return stringMapEqual
 		}
+		if build, ok := typedMapEquals[t]; ok {
+			return build(equalEntryOf(t.Elem()), fallbackEqual(t))
+		}
 	}
 	return fallbackEqual(t)
+}
+
+// typedMapEquals build the equalFuncs of the map types API objects hold
+// besides map[string]string: a pod's resource lists (in every container)
+// and a secret's or config map's binary data. reflect.DeepEqual on a map
+// allocates its visited table and a copy of every value it reads.
+var typedMapEquals = map[reflect.Type]func(elem *equalEntry, fallback equalFunc) equalFunc{
+	reflect.TypeFor[corev1.ResourceList](): mapEqual[corev1.ResourceName, resource.Quantity],
+	reflect.TypeFor[map[string][]byte]():   mapEqual[string, []byte],
+}
+
+// mapEqual compares two map[K]V as DeepEqual does: a nil map differs from
+// an empty one, and the values of each key compare with V's equalFunc.
+func mapEqual[K comparable, V any](elem *equalEntry, fallback equalFunc) equalFunc {
+	return func(a, b unsafe.Pointer, depth int) bool {
+		ma, mb := *(*map[K]V)(a), *(*map[K]V)(b)
+		if (ma == nil) != (mb == nil) || len(ma) != len(mb) {
+			return false
+		}
+		if *(*unsafe.Pointer)(a) == *(*unsafe.Pointer)(b) {
+			return true // one map (DeepEqual's shortcut)
+		}
+		if depth >= maxEqualDepth {
+			return fallback(a, b, depth)
+		}
+		if len(ma) == 0 {
+			return true
+		}
+		// Two slots the values are copied into for the equalFunc, which
+		// reads through pointers: two allocations per map, not per value.
+		va, vb := new(V), new(V)
+		for k, v := range ma {
+			w, ok := mb[k]
+			if !ok {
+				return false
+			}
+			*va, *vb = v, w
+			if !elem.f(unsafe.Pointer(va), unsafe.Pointer(vb), depth+1) {
+				return false
+			}
+		}
+		return true
+	}
 }
 
 func pointerEqual(t reflect.Type) equalFunc {

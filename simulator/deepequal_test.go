@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/randfill"
 )
@@ -45,6 +46,8 @@ type everyKind struct {
 	Kids  []everyKind
 	small int16
 	named corev1.ResourceName
+	Res   corev1.ResourceList
+	Bin   map[string][]byte
 }
 
 // TestEqualFuncIsReflectDeepEqual: for random objects of the kinds the
@@ -102,6 +105,9 @@ func TestEqualFuncIsReflectDeepEqual(t *testing.T) {
 	t.Run("PersistentVolumeClaim", func(t *testing.T) {
 		check(t, "PersistentVolumeClaim", func() any { return &corev1.PersistentVolumeClaim{} }, func(o any) any { return o.(*corev1.PersistentVolumeClaim).DeepCopy() })
 	})
+	t.Run("ConfigMap", func(t *testing.T) {
+		check(t, "ConfigMap", func() any { return &corev1.ConfigMap{} }, func(o any) any { return o.(*corev1.ConfigMap).DeepCopy() })
+	})
 	t.Run("everyKind", func(t *testing.T) {
 		check(t, "everyKind", func() any { return &everyKind{} }, func(o any) any { return copyEveryKind(o.(*everyKind)) })
 	})
@@ -127,6 +133,12 @@ func TestEqualFuncEdges(t *testing.T) {
 		{"map value", everyKind{M: map[string]string{"k": "a"}}, everyKind{M: map[string]string{"k": "b"}}},
 		{"map key", everyKind{M: map[string]string{"k": ""}}, everyKind{M: map[string]string{"j": ""}}},
 		{"equal maps", everyKind{M: map[string]string{"k": "a", "j": "b"}}, everyKind{M: map[string]string{"j": "b", "k": "a"}}},
+		{"nil and empty resource list", everyKind{Res: nil}, everyKind{Res: corev1.ResourceList{}}},
+		{"quantities written differently", everyKind{Res: corev1.ResourceList{"cpu": resource.MustParse("1")}}, everyKind{Res: corev1.ResourceList{"cpu": resource.MustParse("1000m")}}},
+		{"equal resource lists", everyKind{Res: corev1.ResourceList{"cpu": resource.MustParse("1"), "memory": resource.MustParse("1Gi")}}, everyKind{Res: corev1.ResourceList{"memory": resource.MustParse("1Gi"), "cpu": resource.MustParse("1")}}},
+		{"resource list keys", everyKind{Res: corev1.ResourceList{"cpu": resource.MustParse("1")}}, everyKind{Res: corev1.ResourceList{"memory": resource.MustParse("1")}}},
+		{"binary data", everyKind{Bin: map[string][]byte{"k": {1}}}, everyKind{Bin: map[string][]byte{"k": {2}}}},
+		{"nil and empty binary value", everyKind{Bin: map[string][]byte{"k": nil}}, everyKind{Bin: map[string][]byte{"k": {}}}},
 		{"nested kids", everyKind{Kids: []everyKind{{S: "a", Next: &everyKind{I: 1}}}}, everyKind{Kids: []everyKind{{S: "a", Next: &everyKind{I: 2}}}}},
 	}
 	for _, c := range cases {
@@ -291,6 +303,15 @@ func copyEveryKind(in *everyKind) *everyKind {
 	}
 	if s, ok := in.Iface.([]int); ok {
 		out.Iface = append([]int{}, s...)
+	}
+	if in.Res != nil {
+		out.Res = in.Res.DeepCopy()
+	}
+	if in.Bin != nil {
+		out.Bin = make(map[string][]byte, len(in.Bin))
+		for k, v := range in.Bin {
+			out.Bin[k] = append([]byte(nil), v...)
+		}
 	}
 	out.Next = copyEveryKind(in.Next)
 	if in.Kids != nil {
