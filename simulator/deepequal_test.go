@@ -5,11 +5,14 @@ import (
 	"math/rand"
 	"reflect"
 	"testing"
+	"time"
 	"unsafe"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/randfill"
 )
@@ -67,7 +70,8 @@ func TestEqualFuncIsReflectDeepEqual(t *testing.T) {
 			}
 		})
 	check := func(t *testing.T, name string, fresh func() any, deepCopy func(any) any) {
-		differed, rounds := 0, 300
+		differed, settled, rounds := 0, 0, 300
+		differ := semanticDifferOf(reflect.TypeOf(fresh()).Elem())
 		for round := 0; round < rounds; round++ {
 			a := fresh()
 			filler.Fill(a)
@@ -89,12 +93,31 @@ func TestEqualFuncIsReflectDeepEqual(t *testing.T) {
 			if !reflect.DeepEqual(a, b) {
 				differed++
 			}
+			if differ != nil && differ(reflect.ValueOf(a).UnsafePointer(), reflect.ValueOf(b).UnsafePointer(), 0) {
+				// The differFunc settled it: the semantic comparison must
+				// find the same difference.
+				if equality.Semantic.DeepEqual(a, b) {
+					t.Fatalf("%s round %d: the differFunc finds a difference after a change to a %s that the semantic comparison does not", name, round, leaf.Type())
+				}
+				settled++
+			}
+		}
+		if differ != nil && settled < differed/2 {
+			t.Fatalf("%s: the differFunc settled only %d of %d differences", name, settled, differed)
 		}
 		// The changes must have made a difference often enough for the
 		// comparison above to have tested the unequal answer.
 		if differed < rounds/3 {
 			t.Fatalf("%s: only %d of %d changes made the objects differ", name, differed, rounds)
 		}
+	}
+	for _, typ := range []reflect.Type{reflect.TypeFor[appsv1.StatefulSet](), reflect.TypeFor[corev1.Pod](), reflect.TypeFor[corev1.PersistentVolumeClaim](), reflect.TypeFor[corev1.ConfigMap]()} {
+		if semanticDifferOf(typ) == nil {
+			t.Errorf("%s has no differFunc: the semantic comparison of its fields cannot panic", typ)
+		}
+	}
+	if semanticDifferOf(reflect.TypeFor[everyKind]()) != nil {
+		t.Error("everyKind has a differFunc, but its semantic comparison may panic (unexported fields, an interface)")
 	}
 	t.Run("StatefulSet", func(t *testing.T) {
 		check(t, "StatefulSet", func() any { return &appsv1.StatefulSet{} }, func(o any) any { return o.(*appsv1.StatefulSet).DeepCopy() })
@@ -364,5 +387,66 @@ func TestTypedCopiersCopyLikeTheGeneratedMethods(t *testing.T) {
 		if p := sharedMemory(vo.Field(status.Index[0]), vi.Field(status.Index[0]), "status"); p != "" {
 			t.Errorf("%s: statusOver's status shares %s with the request's", typ, p)
 		}
+	}
+}
+
+// semKinds has the fields whose semantic comparison differs from
+// reflect.DeepEqual's, and none on which it panics.
+type semKinds struct {
+	Sl  []string
+	M   map[string]string
+	Res corev1.ResourceList
+	Bin map[string][]byte
+	T   metav1.Time
+	TP  *metav1.Time
+	Q   resource.Quantity
+	N   int
+}
+
+// TestDifferFuncEdges: the differFunc settles only differences the
+// semantic comparison sees, and leaves a stored quantity as it was.
+func TestDifferFuncEdges(t *testing.T) {
+	differ := semanticDifferOf(reflect.TypeFor[semKinds]())
+	if differ == nil {
+		t.Fatal("semKinds has no differFunc")
+	}
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	cases := []struct {
+		name string
+		a, b semKinds
+		want bool // the semantic comparison finds them unequal
+	}{
+		{"nil and empty slice", semKinds{Sl: nil}, semKinds{Sl: []string{}}, false},
+		{"empty and non-empty slice", semKinds{Sl: nil}, semKinds{Sl: []string{""}}, true},
+		{"nil and empty map", semKinds{M: nil}, semKinds{M: map[string]string{}}, false},
+		{"map keys", semKinds{M: map[string]string{"a": ""}}, semKinds{M: map[string]string{"b": ""}}, true},
+		{"quantities written differently", semKinds{Res: corev1.ResourceList{"cpu": resource.MustParse("1")}}, semKinds{Res: corev1.ResourceList{"cpu": resource.MustParse("1000m")}}, false},
+		{"quantities", semKinds{Q: resource.MustParse("1")}, semKinds{Q: resource.MustParse("2")}, true},
+		{"one instant in two zones", semKinds{T: metav1.NewTime(at)}, semKinds{T: metav1.NewTime(at.In(time.FixedZone("x", 3600)))}, false},
+		{"two instants", semKinds{T: metav1.NewTime(at)}, semKinds{T: metav1.NewTime(at.Add(time.Second))}, true},
+		{"nil and set time", semKinds{}, semKinds{TP: &metav1.Time{}}, true},
+		{"nil and empty bytes", semKinds{Bin: map[string][]byte{"k": nil}}, semKinds{Bin: map[string][]byte{"k": {}}}, false},
+		{"a number", semKinds{N: 1}, semKinds{N: 2}, true},
+	}
+	for _, c := range cases {
+		if got := !equality.Semantic.DeepEqual(&c.a, &c.b); got != c.want {
+			t.Fatalf("%s: the semantic comparison says unequal=%v, the case says %v", c.name, got, c.want)
+		}
+		if differ(unsafe.Pointer(&c.a), unsafe.Pointer(&c.b), 0) && !c.want {
+			t.Errorf("%s: the differFunc finds a difference the semantic comparison does not", c.name)
+		}
+		if !differ(unsafe.Pointer(&c.a), unsafe.Pointer(&c.b), 0) && c.want {
+			t.Errorf("%s: the differFunc leaves a plain difference undecided", c.name)
+		}
+	}
+	// Quantity.Cmp converts its receiver to a decimal when the other side
+	// is one: the comparison must not convert a stored quantity.
+	q, dec := resource.MustParse("1"), resource.MustParse("1")
+	dec.AsDec()
+	before := q.DeepCopy()
+	a, b := semKinds{Q: q}, semKinds{Q: dec}
+	differ(unsafe.Pointer(&a), unsafe.Pointer(&b), 0)
+	if !reflect.DeepEqual(a.Q, before) {
+		t.Error("comparing two quantities changed the first one's representation")
 	}
 }

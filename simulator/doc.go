@@ -90,7 +90,8 @@
 // layer or a lower one declares (layers_test.go checks it):
 //
 //  1. store: store.go, crd.go, kinds.go, copiers.go, deepequal.go,
-//     validation.go, defaults.go, graceful.go, namespaces.go, memo.go;
+//     semdiffer.go, validation.go, defaults.go, graceful.go, namespaces.go,
+//     memo.go;
 //  2. apiserver: apiserver.go;
 //  3. client/informer: client.go, informer.go, cluster.go;
 //  4. host: host.go, manager.go, queue.go;

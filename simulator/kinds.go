@@ -314,6 +314,7 @@ type fieldFacts struct {
 	offset uintptr
 	typ    reflect.Type
 	equal  equalFunc
+	differ differFunc // nil: ask the semantic comparison
 }
 
 var typeFactsCache sync.Map // reflect.Type (a struct type) -> *typeFacts
@@ -327,7 +328,7 @@ func factsOf(st reflect.Type) *typeFacts {
 	f := &typeFacts{statusField: -1}
 	for i := 0; i < st.NumField(); i++ {
 		sf := st.Field(i)
-		f.fields = append(f.fields, fieldFacts{offset: sf.Offset, typ: sf.Type, equal: deepEqualOf(sf.Type)})
+		f.fields = append(f.fields, fieldFacts{offset: sf.Offset, typ: sf.Type, equal: deepEqualOf(sf.Type), differ: semanticDifferOf(sf.Type)})
 		switch sf.Name {
 		case "TypeMeta", "ObjectMeta":
 		case "Status":

@@ -25,7 +25,7 @@ import (
 // nothing of hosts, a host nothing of the world that drives it. doc.go
 // lists the same layers.
 var simulatorLayers = []layer{
-	{"store", []string{"store.go", "crd.go", "kinds.go", "copiers.go", "deepequal.go", "validation.go", "defaults.go", "graceful.go", "namespaces.go", "memo.go"}},
+	{"store", []string{"store.go", "crd.go", "kinds.go", "copiers.go", "deepequal.go", "semdiffer.go", "validation.go", "defaults.go", "graceful.go", "namespaces.go", "memo.go"}},
 	{"apiserver", []string{"apiserver.go"}},
 	{"client/informer", []string{"client.go", "informer.go", "cluster.go"}},
 	{"host", []string{"host.go", "manager.go", "queue.go"}},

@@ -460,14 +460,22 @@ func specEqual(k *kindInfo, a, b client.Object) bool {
 // fieldEqual compares top-level struct field i of two objects of kind k
 // semantically. It tries the field's equalFunc first (reflect.DeepEqual's
 // answer, read in place: see deepequal.go): what it finds equal is
-// semantically equal too, and it is several times faster than the semantic
-// comparison, which runs only when it finds a difference (nil and empty
-// slices, quantities written differently).
+// semantically equal too. When it finds a difference, the field's
+// differFunc (semdiffer.go) looks for one the semantic comparison would see
+// as well (a changed string or number, a length); only when it finds none
+// (nil against empty, quantities written differently) does the semantic
+// comparison, several times slower, decide.
 func fieldEqual(k *kindInfo, a, b client.Object, i int) bool {
 	f := &k.fields[i]
 	pa := unsafe.Add(reflect.ValueOf(a).UnsafePointer(), f.offset)
 	pb := unsafe.Add(reflect.ValueOf(b).UnsafePointer(), f.offset)
-	return equalAt(f.equal, pa, pb) || equality.Semantic.DeepEqual(reflect.NewAt(f.typ, pa).Interface(), reflect.NewAt(f.typ, pb).Interface())
+	if equalAt(f.equal, pa, pb) {
+		return true
+	}
+	if f.differ != nil && f.differ(pa, pb, 0) {
+		return false
+	}
+	return equality.Semantic.DeepEqual(reflect.NewAt(f.typ, pa).Interface(), reflect.NewAt(f.typ, pb).Interface())
 }
 
 // fieldSame reports whether top-level field i of a and b (two objects of

@@ -2,7 +2,9 @@ package simulator
 
 import (
 	"maps"
+	"reflect"
 	"slices"
+	"unsafe"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -445,9 +447,16 @@ func validatePodUpdate(s, old *corev1.PodSpec, p *field.Path) field.ErrorList {
 
 // sameValue compares semantically, trying reflect.DeepEqual's answer first
 // (with T's equalFunc, which is faster still: see deepequal.go): what it
-// finds equal is semantically equal too.
+// finds equal is semantically equal too; then T's differFunc, which settles
+// most differences without the semantic comparison (see fieldEqual).
 func sameValue[T any](a, b *T) bool {
-	return deepEqual(a, b) || equality.Semantic.DeepEqual(a, b)
+	if deepEqual(a, b) {
+		return true
+	}
+	if differ := semanticDifferOf(reflect.TypeFor[T]()); differ != nil && differ(unsafe.Pointer(a), unsafe.Pointer(b), 0) {
+		return false
+	}
+	return equality.Semantic.DeepEqual(a, b)
 }
 
 func containsAll[T any](have, want []T) bool {
