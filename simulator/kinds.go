@@ -157,27 +157,6 @@ type kindRegistry struct {
 
 	mapperOnce sync.Once
 	mapper     meta.RESTMapper
-
-	// recent are the first types forObject resolved, scanned before the
-	// byType map: every client call resolves its object's kind, a world
-	// uses a handful of types, and comparing a few type words is several
-	// times cheaper than hashing an interface key (2% of a search).
-	recent []typeKind
-}
-
-// typeKind is one resolved Go type.
-type typeKind struct {
-	typ  reflect.Type
-	kind *kindInfo
-}
-
-// maxRecentTypes bounds kindRegistry.recent.
-const maxRecentTypes = 12
-
-func (r *kindRegistry) remember(t reflect.Type, k *kindInfo) {
-	if len(r.recent) < maxRecentTypes {
-		r.recent = append(r.recent, typeKind{t, k})
-	}
 }
 
 func newKindRegistry(scheme *runtime.Scheme, clusterScoped, noStatus []schema.GroupKind) *kindRegistry {
@@ -204,13 +183,7 @@ func newKindRegistry(scheme *runtime.Scheme, clusterScoped, noStatus []schema.Gr
 // resolved through their apiVersion/kind.
 func (r *kindRegistry) forObject(obj runtime.Object) (*kindInfo, error) {
 	t := reflect.TypeOf(obj)
-	for i := range r.recent {
-		if r.recent[i].typ == t {
-			return r.recent[i].kind, nil
-		}
-	}
 	if k, ok := r.byType[t]; ok {
-		r.remember(t, k)
 		return k, nil
 	}
 	gvk, err := apiutil.GVKForObject(obj, r.scheme)
