@@ -126,10 +126,11 @@ func exhaustive(sc *simulator.Scenario, opts Options, rep *Report, start time.Ti
 //     pruned at the same states, run in another order
 //     (TestOneSearchIsTheLastLevelReordered).
 //   - The same first violation. A path is pruned only at a state that a
-//     smaller path reached with as many faults (in the order below); that
-//     path continued with the pruned path's later choices is a violating
-//     schedule, if the pruned one's was, with as many faults and a smaller
-//     key. So the smallest violating schedule in this order is never
+//     smaller path (in the search's order) reached with as many faults;
+//     that path continued with the pruned path's later choices is a
+//     violating schedule, if the pruned one's was (the same steps from the
+//     same state, which boundsHeld checks the step bound does not undo),
+//     with as many faults and a smaller key. So the smallest violating schedule in this order is never
 //     pruned, and it is the one reported: it has the fewest faults of any
 //     violating schedule, and the smallest key among those. Iterative
 //     deepening reports the depth-first smallest violating schedule of
