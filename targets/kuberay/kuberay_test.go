@@ -116,8 +116,8 @@ func TestReconcilerIsKubeRays(t *testing.T) {
 // The RayCluster CRD as the module ships it declares the status
 // subresource (and no scale subresource), which the simulated apiserver
 // gives RayCluster; and every default its schema declares for a worker
-// group is set explicitly by the scenarios' manifest, since opcheck does
-// not apply CRD schema defaults.
+// group is set explicitly by the scenarios' manifest, since the scenarios
+// do not pass the CRD and so get none of its schema defaults.
 func TestCRDFromModule(t *testing.T) {
 	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/ray-project/kuberay/ray-operator").Output()
 	if err != nil {

@@ -153,9 +153,12 @@ func NewRayCluster(replicas int32) *rayv1.RayCluster {
 				Replicas:    ptr.To(replicas),
 				MinReplicas: ptr.To(int32(MinReplicas)),
 				MaxReplicas: ptr.To(int32(MaxReplicas)),
-				// The CRD's schema defaults numOfHosts to 1; opcheck's
-				// apiserver does not apply CRD schema defaults, so the
-				// manifest carries the defaulted value (TestCRDDefaultsAreSet).
+				// The CRD's schema defaults numOfHosts to 1. The scenarios
+				// do not pass the CRD (StoreOptions.CRDs): it is a file of
+				// the module, not of its Go packages, and the explore
+				// binary must run without the module cache. So the
+				// manifest carries the defaulted value (TestCRDFromModule
+				// checks every default of the module's CRD is set here).
 				NumOfHosts:     1,
 				RayStartParams: map[string]string{},
 				Template:       corev1.PodTemplateSpec{Spec: container("ray-worker")},
