@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"regexp"
-	"runtime"
 	"runtime/debug"
 	"strings"
 
@@ -47,9 +47,9 @@ type Watch struct {
 
 // Host runs one incarnation of a controller under test: its informers
 // (list-then-watch from the apiserver it is connected to), its work queue,
-// and the reconcile in flight, which runs on its own goroutine but only ever
-// while the scheduler waits for it: control passes back and forth at every
-// API call, so exactly one goroutine runs at a time.
+// and the reconcile in flight, which runs on a coroutine of its own but only
+// ever while the scheduler waits for it: control passes back and forth at
+// every API call, so exactly one goroutine runs at a time.
 type Host struct {
 	spec        *hostSpec
 	cluster     *Cluster
@@ -66,9 +66,9 @@ type Host struct {
 	reconciler reconcile.Reconciler
 	client     *Client
 	run        *reconcileRun
-	// worker is the goroutine this host's reconciles run on, nil until
-	// the first one and after one ended it (see reconcileWorker).
-	worker reconcileWorker
+	// co is the coroutine this host's reconciles run on, nil until the
+	// first one and after one ended it (see reconcileCoroutine).
+	co *reconcileCoroutine
 	// managed is set for a spec with Setup: the controller-runtime
 	// controller's event handlers decide what is enqueued.
 	managed *managedController
@@ -87,35 +87,74 @@ func (h *Host) InFlight() bool { return h.run != nil }
 type reconcileRun struct {
 	host       *Host
 	req        reconcile.Request
-	resume     chan struct{}
-	yield      chan struct{}
+	co         *reconcileCoroutine
 	allowance  int // API calls the current step may make (0 or 1)
 	calls      int
-	crashed    bool // unwinding: every further API call exits the goroutine
+	crashed    bool // unwinding: every further API call unwinds again
 	overBudget bool
 	done       bool
 	result     reconcile.Result
 	err        error
 	panicked   string
-	// exited: the reconcile ended its goroutine (runtime.Goexit, by a
-	// crash, the call budget or the reconciler itself), so the host's
-	// worker is gone.
+	// exited: the reconciler ended its goroutine itself
+	// (runtime.Goexit), so the host's coroutine is gone.
 	exited bool
 }
 
-// reconcileWorker is the goroutine a host's reconciles run on, one after
-// another. Reusing it, instead of starting a goroutine per reconcile,
-// keeps the stack earlier reconciles grew: the store's deep comparisons
-// and copies run on it and need tens of kilobytes, which a fresh goroutine
-// reaches only by doubling its stack, copying it each time (about 5% of
-// the CPU of exploring zookeeper/fixed). A reconcile that ends its
-// goroutine (runtime.Goexit) takes the worker with it; the next reconcile
-// starts a new one. Closing the channel ends an idle worker.
-type reconcileWorker chan *reconcileRun
+// unwind is the panic value with which a reconcile's API call unwinds the
+// reconcile when a crash strikes it or it exceeds its call budget: exec
+// recovers it, and records no panic of the reconciler's. A reconciler that
+// recovers it itself (a deferred recover that turns panics into errors)
+// unwinds again at its next API call and can no longer touch the cluster;
+// whatever it returns is discarded.
+type unwind struct{ why string }
 
-func (runs reconcileWorker) loop() {
-	for r := range runs {
-		r.exec()
+// reconcileCoroutine is the coroutine (iter.Pull) a host's reconciles run
+// on, one after another, while the scheduler waits: control passes at
+// every API call by a direct switch on the same thread, not through
+// channels between goroutines, which made the runtime wake an idle
+// thread at every handoff (on two cores a random zookeeper/fixed schedule
+// took 15-20% longer that way than with GOMAXPROCS=1). Reusing one
+// coroutine for every reconcile keeps the stack earlier reconciles grew:
+// the store's deep comparisons and copies run on it and need tens of
+// kilobytes, which a fresh goroutine reaches only by doubling its stack,
+// copying it each time.
+type reconcileCoroutine struct {
+	resume func() (struct{}, bool) // runs the coroutine to its next park
+	stop   func()
+	yield  func(struct{}) bool // parks the coroutine; false once stopped
+	next   *reconcileRun       // the reconcile to start when resumed idle
+}
+
+func newReconcileCoroutine() *reconcileCoroutine {
+	co := &reconcileCoroutine{}
+	co.resume, co.stop = iter.Pull(co.body)
+	return co
+}
+
+// body runs one reconcile per resume from idle, and parks between them;
+// it returns (ending the coroutine) when stopped.
+func (co *reconcileCoroutine) body(yield func(struct{}) bool) {
+	co.yield = yield
+	for {
+		run := co.next
+		co.next = nil
+		if run == nil {
+			return
+		}
+		run.exec()
+		if !yield(struct{}{}) {
+			return
+		}
+	}
+}
+
+// park hands control back to the scheduler until the next resume.
+func (r *reconcileRun) park() {
+	if !r.co.yield(struct{}{}) {
+		// Stopped while parked: abandon resumes a parked reconcile
+		// (crashed) before it stops the coroutine, so this is a bug.
+		panic("opcheck: a reconcile's coroutine was stopped while its reconcile was in flight")
 	}
 }
 
@@ -248,29 +287,22 @@ func (h *Host) gate(ctx context.Context) {
 
 func (r *reconcileRun) gate() {
 	if r.crashed {
-		r.exit()
+		panic(unwind{"crashed"})
 	}
 	r.calls++
 	if r.calls > r.host.maxCalls() {
 		r.overBudget = true
-		r.exit()
+		panic(unwind{"over its call budget"})
 	}
 	if r.allowance > 0 {
 		r.allowance--
 		return
 	}
-	r.yield <- struct{}{}
-	<-r.resume
+	r.park()
 	if r.crashed {
-		r.exit()
+		panic(unwind{"crashed"})
 	}
 	r.allowance--
-}
-
-// exit ends the reconcile's goroutine (deferred functions run).
-func (r *reconcileRun) exit() {
-	r.exited = true
-	runtime.Goexit()
 }
 
 func (h *Host) maxCalls() int {
@@ -291,43 +323,62 @@ func (h *Host) step() {
 	run := h.run
 	if run == nil {
 		req, _ := h.queue.Pop()
-		run = &reconcileRun{host: h, req: req, resume: make(chan struct{}), yield: make(chan struct{}), allowance: 1}
+		if h.co == nil {
+			h.co = newReconcileCoroutine()
+		}
+		run = &reconcileRun{host: h, req: req, co: h.co, allowance: 1}
 		h.run = run
 		w.Record(model.Event{Actor: h.actor, Op: model.OpReconcile, Kind: h.primary.gvk.Kind, Namespace: req.Namespace, Name: req.Name, Server: h.server.ID, HeadRev: w.Store.rev})
-		if h.worker == nil {
-			h.worker = make(reconcileWorker)
-			go h.worker.loop()
-		}
-		h.worker <- run
-		<-run.yield
+		h.co.next = run
 	} else {
 		run.allowance = 1
-		run.resume <- struct{}{}
-		<-run.yield
 	}
+	run.co.resume()
 	if run.done {
 		if run.exited {
-			h.worker = nil
+			h.dropCoroutine()
 		}
 		h.finish(run)
 	}
+}
+
+// dropCoroutine lets go of a coroutine whose reconciler called
+// runtime.Goexit: exec parked it in its last deferred call, after every
+// deferred function of the reconciler had run. Stopping it lets the Goexit
+// finish, which ends the coroutine's goroutine and then, as iter.Pull
+// propagates a Goexit, the goroutine that stopped it: a goroutine of its
+// own, so the scheduler carries on. Nothing of the reconciler's runs any
+// more, so the world stays single-threaded.
+func (h *Host) dropCoroutine() {
+	stop := h.co.stop
+	h.co = nil
+	go stop()
 }
 
 func (r *reconcileRun) exec() {
 	returned := false
 	defer func() {
 		p := recover()
-		if p != nil {
+		if _, unwound := p.(unwind); p != nil && !unwound && !r.crashed && !r.overBudget {
 			r.panicked = fmt.Sprintf("panic: %v\n%s", p, cleanStack(debug.Stack()))
 		}
+		r.done = true
 		if !returned && p == nil {
 			// Neither a return nor a panic (a nil panic value is a
 			// *runtime.PanicNilError): the reconciler called
-			// runtime.Goexit itself, which ends the worker too.
+			// runtime.Goexit itself. It is reported as a panic: it
+			// would take a controller-runtime worker with it for
+			// good. The Goexit would end the coroutine and then,
+			// propagated by iter.Pull, the scheduler's goroutine:
+			// park here instead, after every deferred function of
+			// the reconciler has run, and let dropCoroutine finish
+			// it on a goroutine of its own.
 			r.exited = true
+			if !r.crashed && !r.overBudget {
+				r.panicked = "runtime.Goexit in Reconcile (t.FailNow?): a controller-runtime worker that ends its goroutine is gone for good\n" + cleanStack(debug.Stack())
+			}
+			r.co.yield(struct{}{})
 		}
-		r.done = true
-		r.yield <- struct{}{}
 	}()
 	ctx := context.WithValue(log.IntoContext(context.Background(), logr.Discard()), runKey{}, r)
 	r.result, r.err = r.host.reconciler.Reconcile(ctx, r.req)
@@ -385,8 +436,9 @@ func (h *Host) finish(run *reconcileRun) {
 }
 
 // abandon unwinds the reconcile in flight without letting it touch the
-// cluster again: the goroutine exits at its next API call (deferred
-// functions run, but their API calls exit too).
+// cluster again: it panics (unwind) at the API call it is parked at
+// (deferred functions run, but their API calls unwind too), and ends the
+// host's coroutine.
 func (h *Host) abandon() {
 	if h.managed != nil {
 		h.managed.cancel()
@@ -394,16 +446,15 @@ func (h *Host) abandon() {
 	run := h.run
 	if run != nil {
 		run.crashed = true
-		run.resume <- struct{}{}
-		<-run.yield
+		run.co.resume()
 		h.run = nil
 		if run.exited {
-			h.worker = nil
+			h.dropCoroutine()
 		}
 	}
-	if h.worker != nil {
-		close(h.worker)
-		h.worker = nil
+	if h.co != nil {
+		h.co.stop()
+		h.co = nil
 	}
 }
 
@@ -481,7 +532,8 @@ const hostPackage = "github.com/opcheck/opcheck/simulator."
 func harnessFrame(fn string) bool {
 	fn = strings.TrimPrefix(fn, "created by ")
 	return strings.HasPrefix(fn, "runtime.") || strings.HasPrefix(fn, "runtime/") ||
-		strings.HasPrefix(fn, "panic(") || strings.HasPrefix(fn, hostPackage)
+		strings.HasPrefix(fn, "panic(") || strings.HasPrefix(fn, hostPackage) ||
+		strings.HasPrefix(fn, "iter.")
 }
 
 // stripArgs replaces the argument words of a frame's function line, e.g.
