@@ -38,7 +38,7 @@
 // values recomputed only when the store's revision (or the kinds they
 // read) moves share one memo (memo.go, actor_helpers.go). A Host (host.go)
 // runs each controller under test, unmodified, behind its own client.Client,
-// one API call per step (the reconciler's goroutine hands control back at
+// one API call per step (the reconciler's coroutine hands control back at
 // every call); informers list from the apiserver the controller is
 // connected to and receive its watch events one event per delivery step; a work queue
 // with controller-runtime's semantics runs on the logical clock. Built-in
