@@ -2,6 +2,7 @@ package explore
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
@@ -9,12 +10,15 @@ import (
 	"strings"
 	"testing"
 
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/opcheck/opcheck/model"
@@ -25,12 +29,14 @@ import (
 // BenchmarkExplore measures, for every shipped scenario, the cost of one
 // random schedule under the harness (sub-benchmark "harness": one schedule
 // per op, with schedules/s and ns/step) and the cost of the same
-// reconciles without it ("reconciler": the reconciles of a few recorded
-// schedules, each replayed against a plain map client seeded with the
-// objects the store held when it started, with ns/reconcile and the
-// schedules/s the reconciles alone would allow). The ratio of the two
-// ns/schedule figures is the harness overhead: everything but the
-// reconciler's own code (the simulated apiserver and caches, scheduling,
+// reconciles without it ("reconciler": the reconciles of 8 recorded
+// schedules, replayed against a plain map client seeded with the objects
+// the store held when each started, with ns/reconcile and the schedules/s
+// the reconciles alone would allow; a reconciler built by Setup is built
+// once per replayed schedule, untimed, with the map client as its
+// manager's client). The ratio of the two schedules/s figures is the
+// harness overhead: everything but the reconciler's own code and the
+// copies any client makes (the simulated apiserver and caches, scheduling,
 // built-in actors, faults, state hashing, properties, history).
 //
 //	go test -run '^$' -bench BenchmarkExplore -benchtime 200x ./explore/
@@ -52,19 +58,18 @@ func BenchmarkExplore(b *testing.B) {
 			b.ReportMetric(float64(steps)/float64(schedules), "steps/schedule")
 		})
 		b.Run(name+"/reconciler", func(b *testing.B) {
-			if spec := &sc.Controllers[0]; spec.New == nil && spec.NewWithEnv == nil {
-				b.Skipf("%s: its reconciler is built by Setup against a manager, which the map client does not stand in for", sc.Name)
+			schedules := recordSchedules(b, sc, 8)
+			for _, s := range schedules {
+				s.check(b)
 			}
-			recs, schedules := recordReconciles(b, sc, 8)
 			b.ResetTimer()
 			n := 0
 			for i := 0; i < b.N; i++ {
-				for _, r := range recs {
-					r.run()
-					n++
+				for _, s := range schedules {
+					n += s.replay(b)
 				}
 			}
-			perSchedule := float64(b.Elapsed().Nanoseconds()) / float64(b.N) / float64(schedules)
+			perSchedule := float64(b.Elapsed().Nanoseconds()) / float64(b.N) / float64(len(schedules))
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/reconcile")
 			b.ReportMetric(1e9/perSchedule, "schedules/s")
 		})
@@ -74,42 +79,92 @@ func BenchmarkExplore(b *testing.B) {
 // recordedReconcile is one reconcile of a recorded schedule: the request
 // and the store's objects when it started.
 type recordedReconcile struct {
-	sc      *simulator.Scenario
-	world   *simulator.World // the schedule's world, for external systems
 	actor   model.Actor
 	req     reconcile.Request
 	objects map[string]client.Object
 }
 
-// run replays the reconcile with a fresh reconciler on a fresh map client:
-// what the reconcile costs without a harness.
-func (r *recordedReconcile) run() {
-	objs := make(map[string]client.Object, len(r.objects))
-	for k, v := range r.objects {
-		objs[k] = v
+// recordedSchedule is the reconciles of one recorded schedule, in order.
+type recordedSchedule struct {
+	sc         *simulator.Scenario
+	world      *simulator.World // the schedule's world, for external systems
+	reconciles []recordedReconcile
+}
+
+// replay runs the schedule's reconciles against plain map clients, each
+// seeded with the objects the store held when the reconcile started, and
+// returns how many it ran; a reconcile that panics is counted in
+// panicked. A reconciler built by New or NewWithEnv is built afresh for
+// every reconcile, on a fresh client. One built by Setup is built once per
+// replay, untimed, against a manager whose client is the map client (the
+// rest is a simulated world's manager, which only wires watches): its
+// reconciles share it, as an incarnation's do, and the client is reseeded
+// before each.
+func (s *recordedSchedule) replay(b *testing.B) int {
+	spec := &s.sc.Controllers[0]
+	if spec.Setup != nil {
+		b.StopTimer()
+		c := &mapClient{scheme: s.sc.Scheme}
+		rec := setupReconciler(b, s.sc, c)
+		b.StartTimer()
+		for i := range s.reconciles {
+			r := &s.reconciles[i]
+			c.seed(r.objects)
+			s.run(rec, r)
+		}
+		return len(s.reconciles)
 	}
-	c := &mapClient{scheme: r.sc.Scheme, objs: objs}
-	spec := &r.sc.Controllers[0]
-	var rec reconcile.Reconciler
-	if spec.New != nil {
-		rec = spec.New(c)
-	} else {
-		rec = spec.NewWithEnv(&simulator.Env{Client: c, World: r.world, Actor: r.actor})
+	for i := range s.reconciles {
+		r := &s.reconciles[i]
+		c := &mapClient{scheme: s.sc.Scheme}
+		c.seed(r.objects)
+		var rec reconcile.Reconciler
+		if spec.New != nil {
+			rec = spec.New(c)
+		} else {
+			rec = spec.NewWithEnv(&simulator.Env{Client: c, World: s.world, Actor: r.actor})
+		}
+		s.run(rec, r)
 	}
-	defer func() { _ = recover() }() // a panicking reconcile costs what it cost
+	return len(s.reconciles)
+}
+
+// panicked is the first panic of a replayed reconcile, for check.
+var panicked any
+
+func (s *recordedSchedule) run(rec reconcile.Reconciler, r *recordedReconcile) {
+	defer func() {
+		if p := recover(); p != nil && panicked == nil {
+			panicked = fmt.Sprintf("%s, reconcile of %s: %v", s.sc.Name, r.req, p)
+		}
+	}()
 	_, _ = rec.Reconcile(context.Background(), r.req)
 }
 
-// recordReconciles runs schedules of sc (random, seeds 0..n-1) and returns
+// check replays the schedule once and fails the benchmark if a reconcile
+// panicked: the shipped reconcilers do not panic under the harness, so a
+// panic here is a call the map client does not serve (it embeds a nil
+// client.Client), which would end the reconcile early and make the
+// harness-free figure look cheaper than the reconciler is.
+func (s *recordedSchedule) check(b *testing.B) {
+	panicked = nil
+	s.replay(b)
+	if panicked != nil {
+		b.Fatalf("a replayed reconcile panicked: %v", panicked)
+	}
+}
+
+// recordSchedules runs schedules of sc (random, seeds 0..n-1) and returns
 // their reconciles, each with the objects of the store when it started.
-func recordReconciles(b *testing.B, sc *simulator.Scenario, n int) ([]*recordedReconcile, int) {
+func recordSchedules(b *testing.B, sc *simulator.Scenario, n int) []*recordedSchedule {
 	b.Helper()
-	var out []*recordedReconcile
+	var out []*recordedSchedule
 	for seed := range n {
 		res, err := RunSchedule(sc, StrategyRandom, uint64(seed), nil)
 		if err != nil {
 			b.Fatal(err)
 		}
+		s := &recordedSchedule{sc: sc, world: res.World}
 		store := map[string]client.Object{}
 		for i := range res.History.Events {
 			e := &res.History.Events[i]
@@ -123,28 +178,93 @@ func recordReconciles(b *testing.B, sc *simulator.Scenario, n int) ([]*recordedR
 				for k, v := range store {
 					snap[k] = v
 				}
-				out = append(out, &recordedReconcile{sc: sc, world: res.World, actor: e.Actor, req: reconcile.Request{NamespacedName: client.ObjectKey{Namespace: e.Namespace, Name: e.Name}}, objects: snap})
+				s.reconciles = append(s.reconciles, recordedReconcile{actor: e.Actor, req: reconcile.Request{NamespacedName: client.ObjectKey{Namespace: e.Namespace, Name: e.Name}}, objects: snap})
 			}
 		}
+		if len(s.reconciles) == 0 {
+			b.Fatalf("%s: no reconcile in schedule %d", sc.Name, seed)
+		}
+		out = append(out, s)
 	}
-	if len(out) == 0 {
-		b.Fatalf("%s: no reconcile in %d schedules", sc.Name, n)
+	return out
+}
+
+// setupReconciler runs the scenario's Setup (in a world that is built but
+// never run) against a manager whose client, API reader and field indexer
+// are c, and returns the reconciler of the controller Setup registered.
+func setupReconciler(b *testing.B, sc *simulator.Scenario, c *mapClient) reconcile.Reconciler {
+	mm := &mapManager{c: c}
+	sc2 := *sc
+	sc2.Controllers = slices.Clone(sc.Controllers)
+	setup := sc.Controllers[0].Setup
+	sc2.Controllers[0].Setup = func(ctx context.Context, mgr manager.Manager) error {
+		mm.Manager = mgr
+		return setup(ctx, mm)
 	}
-	return out, n
+	if _, err := simulator.NewWorld(&sc2, Random(0), simulator.RunOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	if len(mm.added) != 1 {
+		b.Fatalf("%s: Setup added %d runnables, want its one controller", sc.Name, len(mm.added))
+	}
+	// controller-runtime's controller keeps the reconciler in its
+	// exported field Do.
+	v := reflect.ValueOf(mm.added[0])
+	if v.Kind() == reflect.Pointer {
+		v = v.Elem()
+	}
+	do := v.FieldByName("Do")
+	if !do.IsValid() {
+		b.Fatalf("%s: the controller Setup registered (%T) has no field Do", sc.Name, mm.added[0])
+	}
+	rec, ok := do.Interface().(reconcile.Reconciler)
+	if !ok {
+		b.Fatalf("%s: the controller's Do (%T) is not a reconcile.Reconciler", sc.Name, do.Interface())
+	}
+	return rec
+}
+
+// mapManager is a simulated world's manager with the map client in place
+// of the world's client.
+type mapManager struct {
+	manager.Manager
+	c     *mapClient
+	added []manager.Runnable
+}
+
+func (m *mapManager) GetClient() client.Client             { return m.c }
+func (m *mapManager) GetAPIReader() client.Reader          { return m.c }
+func (m *mapManager) GetFieldIndexer() client.FieldIndexer { return m.c }
+func (m *mapManager) Add(r manager.Runnable) error {
+	m.added = append(m.added, r)
+	return m.Manager.Add(r)
 }
 
 func objKey(kind, namespace, name string) string { return kind + "/" + namespace + "/" + name }
 
 // mapClient is the least a reconciler needs: typed objects in a map,
 // copied on every read and write (as any client copies), resourceVersions
-// counted, label selectors and namespaces honoured; no validation, no
-// caches, no events, no history. Methods the shipped reconcilers do not
-// call are left to the embedded nil interface.
+// counted, label selectors, namespaces and indexed fields honoured, merge
+// and JSON patches applied; no validation, no conflicts, no caches, no
+// events, no history. Methods the shipped reconcilers do not call are left
+// to the embedded nil interface (check fails the benchmark if one is
+// called).
 type mapClient struct {
 	client.Client
-	scheme *runtime.Scheme
-	objs   map[string]client.Object
-	rev    int
+	scheme   *runtime.Scheme
+	objs     map[string]client.Object
+	rev      int
+	names    int                                      // names given to GenerateName creates
+	indexers map[string]map[string]client.IndexerFunc // kind -> field -> extract
+}
+
+// seed replaces the client's objects with objs (shared: the client copies
+// on every read and replaces, never modifies, what it stores).
+func (c *mapClient) seed(objs map[string]client.Object) {
+	c.objs = make(map[string]client.Object, len(objs))
+	for k, v := range objs {
+		c.objs[k] = v
+	}
 }
 
 func (c *mapClient) kind(obj runtime.Object) (schema.GroupVersionKind, error) {
@@ -167,6 +287,23 @@ func reflectSet(dst client.Object, src runtime.Object) {
 
 func (c *mapClient) Scheme() *runtime.Scheme { return c.scheme }
 
+// IndexField implements client.FieldIndexer: Lists with MatchingFields on
+// the field match what extract returns.
+func (c *mapClient) IndexField(_ context.Context, obj client.Object, field string, extract client.IndexerFunc) error {
+	gvk, err := c.kind(obj)
+	if err != nil {
+		return err
+	}
+	if c.indexers == nil {
+		c.indexers = map[string]map[string]client.IndexerFunc{}
+	}
+	if c.indexers[gvk.Kind] == nil {
+		c.indexers[gvk.Kind] = map[string]client.IndexerFunc{}
+	}
+	c.indexers[gvk.Kind][field] = extract
+	return nil
+}
+
 func (c *mapClient) Get(_ context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
 	gvk, err := c.kind(obj)
 	if err != nil {
@@ -180,6 +317,39 @@ func (c *mapClient) Get(_ context.Context, key client.ObjectKey, obj client.Obje
 	return nil
 }
 
+// matching returns the keys of the objects of kind that match o, sorted.
+func (c *mapClient) matching(kind string, o *client.ListOptions) ([]string, error) {
+	prefix := kind + "/"
+	keys := make([]string, 0, len(c.objs))
+	for k, obj := range c.objs {
+		if !strings.HasPrefix(k, prefix) {
+			continue
+		}
+		if o.Namespace != "" && obj.GetNamespace() != o.Namespace {
+			continue
+		}
+		if o.LabelSelector != nil && !o.LabelSelector.Matches(labels.Set(obj.GetLabels())) {
+			continue
+		}
+		if o.FieldSelector != nil {
+			ok := true
+			for _, r := range o.FieldSelector.Requirements() {
+				extract := c.indexers[kind][r.Field]
+				if extract == nil {
+					return nil, fmt.Errorf("mapClient: no index for field %q of %s", r.Field, kind)
+				}
+				ok = ok && slices.Contains(extract(obj), r.Value)
+			}
+			if !ok {
+				continue
+			}
+		}
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys, nil
+}
+
 func (c *mapClient) List(_ context.Context, list client.ObjectList, opts ...client.ListOption) error {
 	gvk, err := c.kind(list)
 	if err != nil {
@@ -187,29 +357,22 @@ func (c *mapClient) List(_ context.Context, list client.ObjectList, opts ...clie
 	}
 	o := &client.ListOptions{}
 	o.ApplyOptions(opts)
-	prefix := strings.TrimSuffix(gvk.Kind, "List") + "/"
-	keys := make([]string, 0, len(c.objs))
-	for k := range c.objs {
-		if strings.HasPrefix(k, prefix) {
-			keys = append(keys, k)
-		}
+	keys, err := c.matching(strings.TrimSuffix(gvk.Kind, "List"), o)
+	if err != nil {
+		return err
 	}
-	slices.Sort(keys)
-	var items []runtime.Object
+	items := make([]runtime.Object, 0, len(keys))
 	for _, k := range keys {
-		obj := c.objs[k]
-		if o.Namespace != "" && obj.GetNamespace() != o.Namespace {
-			continue
-		}
-		if o.LabelSelector != nil && !o.LabelSelector.Matches(labels.Set(obj.GetLabels())) {
-			continue
-		}
-		items = append(items, obj.DeepCopyObject())
+		items = append(items, c.objs[k].DeepCopyObject())
 	}
 	return meta.SetList(list, items)
 }
 
 func (c *mapClient) write(obj client.Object, create bool) error {
+	if create && obj.GetName() == "" && obj.GetGenerateName() != "" {
+		c.names++
+		obj.SetName(obj.GetGenerateName() + strconv.Itoa(c.names))
+	}
 	key, gvk, err := c.key(obj)
 	if err != nil {
 		return err
@@ -223,6 +386,9 @@ func (c *mapClient) write(obj client.Object, create bool) error {
 	}
 	c.rev++
 	obj.SetResourceVersion(strconv.Itoa(c.rev))
+	if create && obj.GetUID() == "" {
+		obj.SetUID(types.UID("uid-" + strconv.Itoa(c.rev)))
+	}
 	c.objs[key] = obj.DeepCopyObject().(client.Object)
 	return nil
 }
@@ -235,6 +401,56 @@ func (c *mapClient) Update(_ context.Context, obj client.Object, _ ...client.Upd
 	return c.write(obj, false)
 }
 
+// Patch applies a merge or JSON patch to the stored object (a
+// resourceVersion in a merge patch must match, as with
+// MergeFromWithOptimisticLock) and stores the result into obj.
+func (c *mapClient) Patch(_ context.Context, obj client.Object, patch client.Patch, _ ...client.PatchOption) error {
+	key, gvk, err := c.key(obj)
+	if err != nil {
+		return err
+	}
+	cur, ok := c.objs[key]
+	if !ok {
+		return apierrors.NewNotFound(schema.GroupResource{Group: gvk.Group, Resource: gvk.Kind}, obj.GetName())
+	}
+	data, err := patch.Data(obj)
+	if err != nil {
+		return err
+	}
+	curJSON, err := json.Marshal(cur)
+	if err != nil {
+		return err
+	}
+	var out []byte
+	switch patch.Type() {
+	case types.MergePatchType:
+		out, err = jsonpatch.MergePatch(curJSON, data)
+	case types.JSONPatchType:
+		var p jsonpatch.Patch
+		if p, err = jsonpatch.DecodePatch(data); err == nil {
+			out, err = p.Apply(curJSON)
+		}
+	default:
+		return fmt.Errorf("mapClient: patch type %q not supported", patch.Type())
+	}
+	if err != nil {
+		return err
+	}
+	patched := cur.DeepCopyObject().(client.Object)
+	reflect.ValueOf(patched).Elem().Set(reflect.Zero(reflect.TypeOf(patched).Elem()))
+	if err := json.Unmarshal(out, patched); err != nil {
+		return err
+	}
+	if rv := patched.GetResourceVersion(); rv != "" && rv != cur.GetResourceVersion() {
+		return apierrors.NewConflict(schema.GroupResource{Group: gvk.Group, Resource: gvk.Kind}, obj.GetName(), fmt.Errorf("resourceVersion %s, stored %s", rv, cur.GetResourceVersion()))
+	}
+	if err := c.write(patched, false); err != nil {
+		return err
+	}
+	reflectSet(obj, patched.DeepCopyObject())
+	return nil
+}
+
 func (c *mapClient) Delete(_ context.Context, obj client.Object, _ ...client.DeleteOption) error {
 	key, gvk, err := c.key(obj)
 	if err != nil {
@@ -244,6 +460,25 @@ func (c *mapClient) Delete(_ context.Context, obj client.Object, _ ...client.Del
 		return apierrors.NewNotFound(schema.GroupResource{Group: gvk.Group, Resource: gvk.Kind}, obj.GetName())
 	}
 	delete(c.objs, key)
+	return nil
+}
+
+// DeleteAllOf deletes the objects of obj's kind that match the options'
+// namespace and selectors.
+func (c *mapClient) DeleteAllOf(_ context.Context, obj client.Object, opts ...client.DeleteAllOfOption) error {
+	gvk, err := c.kind(obj)
+	if err != nil {
+		return err
+	}
+	o := &client.DeleteAllOfOptions{}
+	o.ApplyOptions(opts)
+	keys, err := c.matching(gvk.Kind, &o.ListOptions)
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		delete(c.objs, k)
+	}
 	return nil
 }
 
@@ -259,8 +494,8 @@ func (s mapStatus) Update(_ context.Context, obj client.Object, _ ...client.SubR
 	return s.c.write(obj, false)
 }
 
-func (s mapStatus) Patch(context.Context, client.Object, client.Patch, ...client.SubResourcePatchOption) error {
-	return fmt.Errorf("mapClient: status patch not supported")
+func (s mapStatus) Patch(ctx context.Context, obj client.Object, patch client.Patch, _ ...client.SubResourcePatchOption) error {
+	return s.c.Patch(ctx, obj, patch)
 }
 
 func (s mapStatus) Apply(context.Context, runtime.ApplyConfiguration, ...client.SubResourceApplyOption) error {
