@@ -83,6 +83,11 @@ type Scenario struct {
 // still in force at the time: a paused watch cache, or an informer that lost
 // an event and has not relisted (both last until the faults end, so no
 // progress could be expected).
+//
+// Until must only read what its reader fills in: a typed object or list
+// item shares its maps, slices and pointers with the store's revision
+// (shallow copies; the condition is asked after every change of a kind it
+// read). DeepCopy before changing anything.
 type WorkloadStep struct {
 	Name  string
 	Do    func(ctx context.Context, c client.Client) error
