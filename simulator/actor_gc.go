@@ -45,8 +45,18 @@ type gcTable struct {
 	kind    *kindInfo
 	version int
 	objs    []client.Object
+	keys    []string    // per object of objs, its key in the table
 	owners  [][]gcOwner // per object of objs, per owner reference
 	waiting bool
+	// spare is the previous version's storage, reused by the next
+	// rebuild: nothing outside one Steps keeps objs, keys or owners (a
+	// step keeps its object and an owners entry, and an entry is never
+	// modified once built).
+	spare struct {
+		objs   []client.Object
+		keys   []string
+		owners [][]gcOwner
+	}
 }
 
 // gcOwner is where an owner reference's owner would be stored: kind nil
@@ -106,11 +116,17 @@ func (g *GarbageCollector) table(w *World, t *kindData) *gcTable {
 	if gt.version == len(t.changes) {
 		return gt
 	}
-	// New slices: steps built from the previous version may hold them.
-	all := w.lists.of(t).objs
-	gt.version, gt.objs, gt.owners, gt.waiting = len(t.changes), make([]client.Object, 0, len(all)), make([][]gcOwner, 0, len(all)), false
+	// An object whose revision is the one the previous version held has
+	// the same owner references: its resolved owners are reused (both
+	// lists are in key order, so one walk pairs them). The rest is
+	// resolved afresh.
+	st := w.lists.of(t)
+	prevObjs, prevKeys, prevOwners := gt.objs, gt.keys, gt.owners
+	objs, keys, owners := gt.spare.objs[:0], gt.spare.keys[:0], gt.spare.owners[:0]
+	gt.waiting = false
 	k := t.info
-	for _, obj := range all {
+	j := 0
+	for i, obj := range st.objs {
 		deleting := beingDeleted(obj)
 		if deleting && (slices.Contains(obj.GetFinalizers(), FinalizerForeground) || slices.Contains(obj.GetFinalizers(), FinalizerOrphan)) {
 			gt.waiting = true
@@ -119,17 +135,29 @@ func (g *GarbageCollector) table(w *World, t *kindData) *gcTable {
 		if len(refs) == 0 && !deleting {
 			continue
 		}
-		owners := make([]gcOwner, len(refs))
-		for i := range refs {
-			ok := g.ownerKind(w, &refs[i])
-			if ok == nil || (ok.namespaced && !k.namespaced) {
-				continue
-			}
-			owners[i] = gcOwner{ok, objectKey(ok, obj.GetNamespace(), refs[i].Name)}
+		key := st.keys[i]
+		for j < len(prevKeys) && prevKeys[j] < key {
+			j++
 		}
-		gt.objs = append(gt.objs, obj)
-		gt.owners = append(gt.owners, owners)
+		var resolved []gcOwner
+		if j < len(prevKeys) && prevObjs[j] == obj {
+			resolved = prevOwners[j]
+		} else {
+			resolved = make([]gcOwner, len(refs))
+			for r := range refs {
+				ok := g.ownerKind(w, &refs[r])
+				if ok == nil || (ok.namespaced && !k.namespaced) {
+					continue
+				}
+				resolved[r] = gcOwner{ok, objectKey(ok, obj.GetNamespace(), refs[r].Name)}
+			}
+		}
+		objs, keys, owners = append(objs, obj), append(keys, key), append(owners, resolved)
 	}
+	clear(prevObjs)
+	clear(prevOwners)
+	gt.spare.objs, gt.spare.keys, gt.spare.owners = prevObjs[:0], prevKeys[:0], prevOwners[:0]
+	gt.version, gt.objs, gt.keys, gt.owners = len(t.changes), objs, keys, owners
 	return gt
 }
 
