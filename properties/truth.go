@@ -58,6 +58,21 @@ type stored struct {
 	obj       runtime.Object
 }
 
+// matches reports whether the object is in namespace ("" for every
+// namespace) and its labels match selector (nil matches everything).
+func (st stored) matches(namespace string, selector labels.Selector) bool {
+	if namespace != "" && st.namespace != namespace {
+		return false
+	}
+	if selector != nil && !selector.Empty() {
+		m, err := meta.Accessor(st.obj)
+		if err != nil || !selector.Matches(labels.Set(m.GetLabels())) {
+			return false
+		}
+	}
+	return true
+}
+
 // Replay rebuilds ground truth from h after every event whose Step is at most
 // step; step < 0 replays the whole history.
 func Replay(h *model.History, step int) *State {
@@ -206,17 +221,9 @@ func (s *State) list(kind string, namespace string, selector labels.Selector) []
 	objs := s.kinds[kind]
 	var out []runtime.Object
 	for _, k := range s.sortedKeys(kind, objs) {
-		st := objs[k]
-		if namespace != "" && st.namespace != namespace {
-			continue
+		if st := objs[k]; st.matches(namespace, selector) {
+			out = append(out, st.obj)
 		}
-		if selector != nil && !selector.Empty() {
-			m, err := meta.Accessor(st.obj)
-			if err != nil || !selector.Matches(labels.Set(m.GetLabels())) {
-				continue
-			}
-		}
-		out = append(out, st.obj)
 	}
 	if out == nil {
 		out = []runtime.Object{}
@@ -327,14 +334,21 @@ func Get[T runtime.Object](s *State, namespace, name string) (T, bool) {
 func List[T runtime.Object](s *State, namespace string, selector labels.Selector) []T {
 	var zero T
 	kind := s.kindOfType(reflect.TypeOf(zero))
-	objs := s.list(kind, namespace, selector)
-	out := make([]T, len(objs))
-	for i, o := range objs {
-		obj, ok := o.(T)
-		if !ok {
-			panic(fmt.Sprintf("properties: a %s in the store is a %T, not a %T", kind, o, zero))
+	// As State.list, straight into a []T: the monitors list a few kinds
+	// at every change they judge.
+	objs := s.kinds[kind]
+	keys := s.sortedKeys(kind, objs)
+	out := make([]T, 0, len(keys))
+	for _, k := range keys {
+		st := objs[k]
+		if !st.matches(namespace, selector) {
+			continue
 		}
-		out[i] = obj
+		obj, ok := st.obj.(T)
+		if !ok {
+			panic(fmt.Sprintf("properties: a %s in the store is a %T, not a %T", kind, st.obj, zero))
+		}
+		out = append(out, obj)
 	}
 	return out
 }

@@ -58,6 +58,16 @@ func TestStateListFollowsAddsAndRemoves(t *testing.T) {
 					if !slices.Equal(got, want) {
 						t.Fatalf("event %d: List(%s, %q, %v) = %v, replayed afresh %v", i+1, k, n, s, got, want)
 					}
+					// The typed List builds its []T on its own path.
+					var typed []string
+					if k == "ConfigMap" {
+						typed = keysOf(asObjects(List[*corev1.ConfigMap](online, n, s)))
+					} else {
+						typed = keysOf(asObjects(List[*corev1.PersistentVolumeClaim](online, n, s)))
+					}
+					if !slices.Equal(typed, want) {
+						t.Fatalf("event %d: the typed List(%s, %q, %v) = %v, replayed afresh %v", i+1, k, n, s, typed, want)
+					}
 				}
 			}
 		}
@@ -76,6 +86,14 @@ func keysOf(objs []runtime.Object) []string {
 		case *corev1.ConfigMap:
 			out[i] = o.Namespace + "/" + o.Name + "@" + o.ResourceVersion
 		}
+	}
+	return out
+}
+
+func asObjects[T runtime.Object](objs []T) []runtime.Object {
+	out := make([]runtime.Object, len(objs))
+	for i, o := range objs {
+		out[i] = o
 	}
 	return out
 }
