@@ -27,6 +27,9 @@ type typedCopier struct {
 	// statusOver makes dst a shallow copy of old, then deep-copies in's
 	// status over dst's; nil for a kind without a status field.
 	statusOver func(dst, in, old client.Object)
+	// copyStatus deep-copies src's status into dst's; nil for a kind
+	// without a status field.
+	copyStatus func(dst, src client.Object)
 }
 
 // deepCopyable is a built-in kind's pointer type with its generated
@@ -56,6 +59,7 @@ func statusCopierOf[T any, PT deepCopyable[T], S any, PS statusCopyable[S]](stat
 		*d = *old.(PT)
 		status(in.(PT)).DeepCopyInto(status(d))
 	}
+	c.copyStatus = func(dst, src client.Object) { status(src.(PT)).DeepCopyInto(status(dst.(PT))) }
 	return c
 }
 

@@ -2,11 +2,14 @@ package simulator
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
+	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -111,6 +114,31 @@ func (s *Store) applyDefaults(obj, old client.Object) {
 		}
 		s.defaultService(o, was)
 	}
+}
+
+// schemeDefaulters is the index of runtime.Scheme's unexported
+// defaulterFuncs field (map[reflect.Type]func(interface{})), found once;
+// -1 when this apimachinery has no such field.
+var schemeDefaulters = sync.OnceValue(func() int {
+	f, ok := reflect.TypeFor[runtime.Scheme]().FieldByName("defaulterFuncs")
+	if !ok || f.Type.Kind() != reflect.Map || f.Type.Key() != reflect.TypeFor[reflect.Type]() || len(f.Index) != 1 {
+		return -1
+	}
+	return f.Index[0]
+})
+
+// schemeDefaults reports whether scheme.Default(obj) may run a defaulting
+// function (one was registered for obj's type with
+// AddTypeDefaultingFunc). The scheme does not say so in its API; its
+// table is read through reflection, and when that fails the answer is
+// yes, the safe one for every caller.
+func schemeDefaults(scheme *runtime.Scheme, obj runtime.Object) bool {
+	i := schemeDefaulters()
+	if i < 0 {
+		return true
+	}
+	m := reflect.ValueOf(scheme).Elem().Field(i)
+	return m.MapIndex(reflect.ValueOf(reflect.TypeOf(obj))).IsValid()
 }
 
 func defaultReplicas(r **int32) { defaultInt32(r, 1) }

@@ -131,6 +131,24 @@ func (k *kindInfo) copyIntoValue(dst reflect.Value, src client.Object) {
 	dst.Elem().Set(reflect.ValueOf(src.DeepCopyObject()).Elem())
 }
 
+// copyStatusInto deep-copies src's status into dst's, two objects of this
+// kind with a status field, and reports whether it could: false, having
+// done nothing, when the status type has no generated DeepCopyInto.
+func (k *kindInfo) copyStatusInto(dst, src client.Object) bool {
+	if k.typed != nil && k.typed.copyStatus != nil {
+		k.typed.copyStatus(dst, src)
+		return true
+	}
+	if !k.statusCopyInto.IsValid() {
+		return false
+	}
+	k.statusCopyInto.Call([]reflect.Value{
+		reflect.ValueOf(src).Elem().Field(k.statusField).Addr(),
+		reflect.ValueOf(dst).Elem().Field(k.statusField).Addr(),
+	})
+	return true
+}
+
 // copyIntoMethod returns the method expression (*T).DeepCopyInto of a
 // pointer type pt, if it has the generated signature.
 func copyIntoMethod(pt reflect.Type) reflect.Value {

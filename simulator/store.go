@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -86,7 +87,27 @@ type Store struct {
 	// dryRun makes commit answer without storing: set for the duration of
 	// one dry-run request (see DryRun).
 	dryRun bool
+	// slowWrites turns the write fast paths off; poisonDropped zeroes the
+	// request of every write whose answer is dropped (see writePaths).
+	slowWrites, poisonDropped bool
 }
+
+// The ways writes can go (see writePaths).
+const (
+	writesFast          int32 = iota // the fast paths
+	writesSlow                       // none of them
+	writesPoisonDropped              // the fast paths, dropped answers' requests zeroed
+)
+
+// writePaths, read when a store is built, is how its writes go. With
+// writesSlow they take no fast path: no spare answer for a no-op update,
+// no shortcut for a no-op status write, and built-in actors' answers
+// copied back like anyone's. With writesPoisonDropped a write whose answer
+// a built-in actor drops zeroes the actor's request once the call
+// returns, so that an actor reading its request again would change its
+// run. Only the tests that compare the fast paths with the slow ones set
+// it.
+var writePaths atomic.Int32
 
 // DryRun runs one write with dryRun=All: it is validated and answered as
 // the real write would be, and nothing is stored (no revision, no history,
@@ -107,6 +128,12 @@ func NewStore(scheme *runtime.Scheme, clock *model.Clock, opts StoreOptions) *St
 		kinds:  newKindRegistry(scheme, opts.ClusterScoped, opts.NoStatusSubresource),
 		tables: map[*kindInfo]*kindData{},
 		clock:  clock,
+	}
+	switch writePaths.Load() {
+	case writesSlow:
+		s.slowWrites = true
+	case writesPoisonDropped:
+		s.poisonDropped = true
 	}
 	for _, ns := range append(slices.Clone(builtinNamespaces), opts.Namespaces...) {
 		s.declareNamespace(ns)
@@ -447,14 +474,19 @@ func copyStatus(k *kindInfo, dst, src client.Object) {
 }
 
 // specEqual compares every top-level field but metadata and status: a change
-// there is a spec change and bumps metadata.generation.
-func specEqual(k *kindInfo, a, b client.Object) bool {
+// there is a spec change and bumps metadata.generation. identical reports
+// more: every such field is equal as reflect.DeepEqual says, not only
+// semantically (found on the way, without a second walk).
+func specEqual(k *kindInfo, a, b client.Object) (equal, identical bool) {
+	identical = true
 	for _, i := range k.specFields {
-		if !fieldEqual(k, a, b, i) {
-			return false
+		eq, same := fieldCompare(k, a, b, i)
+		if !eq {
+			return false, false
 		}
+		identical = identical && same
 	}
-	return true
+	return true, identical
 }
 
 // fieldEqual compares top-level struct field i of two objects of kind k
@@ -466,16 +498,23 @@ func specEqual(k *kindInfo, a, b client.Object) bool {
 // (nil against empty, quantities written differently) does the semantic
 // comparison, several times slower, decide.
 func fieldEqual(k *kindInfo, a, b client.Object, i int) bool {
+	eq, _ := fieldCompare(k, a, b, i)
+	return eq
+}
+
+// fieldCompare is fieldEqual that also reports whether the two fields are
+// identical: equal as reflect.DeepEqual says (which implies equal).
+func fieldCompare(k *kindInfo, a, b client.Object, i int) (equal, identical bool) {
 	f := &k.fields[i]
 	pa := unsafe.Add(reflect.ValueOf(a).UnsafePointer(), f.offset)
 	pb := unsafe.Add(reflect.ValueOf(b).UnsafePointer(), f.offset)
 	if equalAt(f.equal, pa, pb) {
-		return true
+		return true, true
 	}
 	if f.differ != nil && f.differ(pa, pb, 0) {
-		return false
+		return false, false
 	}
-	return equality.Semantic.DeepEqual(reflect.NewAt(f.typ, pa).Interface(), reflect.NewAt(f.typ, pb).Interface())
+	return equality.Semantic.DeepEqual(reflect.NewAt(f.typ, pa).Interface(), reflect.NewAt(f.typ, pb).Interface()), false
 }
 
 // fieldSame reports whether top-level field i of a and b (two objects of
@@ -551,18 +590,29 @@ func (s *Store) checkPreconditions(k *kindInfo, in, old client.Object) error {
 // as in a real apiserver. Removing the last finalizer of an object being
 // deleted deletes it.
 func (s *Store) Update(in client.Object) (*Change, client.Object, error) {
+	ch, stored, _, err := s.update(in)
+	return ch, stored, err
+}
+
+// update is Update that, when the update changes nothing (no change, and
+// the stored object old is the answer), may also return spare: an object
+// equal to old as reflect.DeepEqual says, apart from its TypeMeta, that
+// shares no memory with the store, with in, or with anything else, so a
+// client may hand it to its caller in place of a deep copy of old (see
+// spareOf). spare is nil whenever that is not certain.
+func (s *Store) update(in client.Object) (ch *Change, stored, spare client.Object, err error) {
 	k, err := s.kinds.forObject(in)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if k.namespaced && in.GetNamespace() == "" {
-		return nil, nil, missingNamespace(k, in)
+		return nil, nil, nil, missingNamespace(k, in)
 	}
 	key := objectKey(k, in.GetNamespace(), in.GetName())
 	old, ok := s.table(k).objects[key]
 	if !ok {
 		if !k.createOnUpdate {
-			return nil, nil, apierrors.NewNotFound(k.gr, in.GetName())
+			return nil, nil, nil, apierrors.NewNotFound(k.gr, in.GetName())
 		}
 		// The kind's strategy allows create-on-update: the update creates
 		// the object, whatever resourceVersion the request carried.
@@ -570,12 +620,12 @@ func (s *Store) Update(in client.Object) (*Change, client.Object, error) {
 		obj.SetResourceVersion("")
 		ch, err := s.create(k, obj, false)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		return ch, ch.Object, nil
+		return ch, ch.Object, nil, nil
 	}
 	if err := s.checkPreconditions(k, in, old); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	obj := copyObject(in)
 	setTypeMeta(k, obj)
@@ -600,21 +650,67 @@ func (s *Store) Update(in client.Object) (*Change, client.Object, error) {
 	}
 	s.applyDefaults(obj, old)
 	if err := s.applyCRDDefaults(k, obj); err != nil {
-		return nil, nil, apierrors.NewInternalError(err)
+		return nil, nil, nil, apierrors.NewInternalError(err)
 	}
-	specSame := specEqual(k, obj, old)
+	specSame, specIdentical := specEqual(k, obj, old)
 	metaSame := metaEqual(obj, old)
 	if err := validateUpdate(k, obj, old, metaSame, specSame); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if k.generation && (!specSame || k.generationOnStatus && !fieldEqual(k, obj, old, k.statusField)) {
 		obj.SetGeneration(old.GetGeneration() + 1)
 	}
 	// TypeMeta is the kind's on both; with a status subresource the status
 	// was just copied from old.
-	same := specSame && metaSame && (k.hasStatus || k.statusField < 0 || fieldEqual(k, obj, old, k.statusField))
-	return s.writeChecked(k, key, obj, old, same)
+	statusSame, statusIdentical := true, true
+	if !k.hasStatus && k.statusField >= 0 {
+		statusSame, statusIdentical = fieldCompare(k, obj, old, k.statusField)
+	}
+	same := specSame && metaSame && statusSame
+	ch, stored, err = s.writeChecked(k, key, obj, old, same)
+	if ch == nil && err == nil && specIdentical && statusIdentical && !s.slowWrites {
+		spare = s.spareOf(k, obj, old)
+	}
+	return ch, stored, spare, err
 }
+
+// spareOf turns obj, the store's own copy of an update request that
+// changed nothing, into a spare answer (see update), or returns nil. Its
+// spec fields (and status, without a status subresource) are identical to
+// old's, which the caller checked; its metadata and status are replaced by
+// deep copies of old's (the update set parts of them from old, sharing
+// memory). The spec is a deep copy of the request, defaulted: it shares
+// nothing with anyone unless a defaulting step shared memory, so kinds
+// whose defaulting may do so get no spare: a kind with a defaulting
+// function in the scheme (it may set anything), with a CRD schema, or a
+// Service (an update keeps the stored cluster IPs, the stored slice).
+func (s *Store) spareOf(k *kindInfo, obj, old client.Object) client.Object {
+	if isServiceKind(k) || s.crds[k.gvk] != nil || schemeDefaults(s.kinds.scheme, obj) {
+		return nil
+	}
+	om, ok := objectMeta(old)
+	dm, ok2 := objectMeta(obj)
+	if !ok || !ok2 {
+		return nil
+	}
+	if k.hasStatus && !k.copyStatusInto(obj, old) {
+		return nil
+	}
+	om.DeepCopyInto(dm)
+	return obj
+}
+
+// objectMeta returns the object's embedded ObjectMeta.
+func objectMeta(obj client.Object) (*metav1.ObjectMeta, bool) {
+	acc, ok := obj.(metav1.ObjectMetaAccessor)
+	if !ok {
+		return nil, false
+	}
+	m, ok := acc.GetObjectMeta().(*metav1.ObjectMeta)
+	return m, ok
+}
+
+func isServiceKind(k *kindInfo) bool { return k.gk.Group == "" && k.gk.Kind == "Service" }
 
 // write commits obj over old unless nothing changed; an object being deleted
 // whose finalizers are all gone is deleted.
@@ -706,6 +802,13 @@ func (s *Store) UpdateStatus(in client.Object) (*Change, client.Object, error) {
 	}
 	if err := s.checkPreconditions(k, in, old); err != nil {
 		return nil, nil, err
+	}
+	// A request whose status equals the stored one changes nothing, and
+	// the object it would build (old's metadata and spec, the request's
+	// status) is not needed to know it: writeChecked would answer old,
+	// old's deletionTimestamp being unset.
+	if !s.slowWrites && old.GetDeletionTimestamp() == nil && fieldEqual(k, in, old, k.statusField) {
+		return nil, old, nil
 	}
 	// The request's status, deep-copied, with every other top-level field
 	// (TypeMeta, ObjectMeta, spec) taken from old. Stored objects are never
