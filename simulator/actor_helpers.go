@@ -84,6 +84,32 @@ func keyBefore(key, prefix string, last byte) bool {
 // changed.
 type sortedTables struct {
 	byTable map[*kindData]*sortedTable
+	// tables holds the store's tables by kind (kindInfo.order), each
+	// once it exists: a store never replaces a table once made, and the
+	// memo keys of every decision read a few of them (tableOf).
+	store  *Store
+	tables []*kindData
+}
+
+// tableOf returns s's table of kind k, nil when the store has none yet
+// (it is not made here).
+func (l *sortedTables) tableOf(s *Store, k *kindInfo) *kindData {
+	if l.store != s {
+		l.store, l.tables = s, nil
+	}
+	if k.order < len(l.tables) {
+		if t := l.tables[k.order]; t != nil {
+			return t
+		}
+	}
+	t := s.tables[k]
+	if t != nil {
+		if k.order >= len(l.tables) {
+			l.tables = append(l.tables, make([]*kindData, k.order+1-len(l.tables))...)
+		}
+		l.tables[k.order] = t
+	}
+	return t
 }
 
 type sortedTable struct {
@@ -123,8 +149,8 @@ func (l *sortedTables) of(t *kindData) *sortedTable {
 
 // tableVersion is the number of changes kind k's table has had (0 for a
 // kind never written).
-func tableVersion(s *Store, k *kindInfo) int {
-	if t := s.tables[k]; t != nil {
+func (w *World) tableVersion(k *kindInfo) int {
+	if t := w.lists.tableOf(w.Store, k); t != nil {
 		return len(t.changes)
 	}
 	return 0
@@ -135,15 +161,15 @@ func tableVersion(s *Store, k *kindInfo) int {
 // non-nil. Each table's version only grows, so their sum stands exactly
 // while each of them stands; a memo that always builds its key from the
 // same kinds compares like with like.
-func tablesKey(s *Store, clock *model.Clock, a, b, c *kindInfo) memoKey {
-	v := tableVersion(s, a)
+func tablesKey(w *World, clock *model.Clock, a, b, c *kindInfo) memoKey {
+	v := w.tableVersion(a)
 	if b != nil {
-		v += tableVersion(s, b)
+		v += w.tableVersion(b)
 	}
 	if c != nil {
-		v += tableVersion(s, c)
+		v += w.tableVersion(c)
 	}
-	key := memoKey{store: s, rev: model.Revision(v)}
+	key := memoKey{store: w.Store, rev: model.Revision(v)}
 	if clock != nil {
 		key.at = clock.Now()
 	}

@@ -40,7 +40,7 @@ func (k *Kubelet) Name() model.Actor { return model.ActorKubelet }
 // Steps implements Actor.
 func (k *Kubelet) Steps(w *World, buf []Step) []Step {
 	podKind, claimKind := w.podKind(), w.claimKind()
-	key := tablesKey(w.Store, w.Clock, podKind, claimKind, nil)
+	key := tablesKey(w, w.Clock, podKind, claimKind, nil)
 	if out, ok := k.memo.lookup(key, buf); ok {
 		return out
 	}

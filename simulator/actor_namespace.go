@@ -75,7 +75,7 @@ func (c *NamespaceController) key(w *World, nsKind *kindInfo) memoKey {
 	if c.wide {
 		return revisionKey(w.Store)
 	}
-	return tablesKey(w.Store, nil, nsKind, nil, nil)
+	return tablesKey(w, nil, nsKind, nil, nil)
 }
 
 func deleteContentStep(w *World, k *kindInfo, obj client.Object) Step {

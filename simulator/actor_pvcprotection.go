@@ -29,7 +29,7 @@ func (c *PVCProtection) Name() model.Actor { return model.ActorPVCProtection }
 // Steps implements Actor.
 func (c *PVCProtection) Steps(w *World, buf []Step) []Step {
 	podKind, claimKind := w.podKind(), w.claimKind()
-	key := tablesKey(w.Store, nil, podKind, claimKind, nil)
+	key := tablesKey(w, nil, podKind, claimKind, nil)
 	if out, ok := c.memo.lookup(key, buf); ok {
 		return out
 	}

@@ -33,7 +33,7 @@ func (s *Scheduler) Name() model.Actor { return model.ActorKubelet }
 // Steps implements Actor.
 func (s *Scheduler) Steps(w *World, buf []Step) []Step {
 	podKind, claimKind := w.podKind(), w.claimKind()
-	key := tablesKey(w.Store, nil, podKind, claimKind, nil)
+	key := tablesKey(w, nil, podKind, claimKind, nil)
 	if out, ok := s.memo.lookup(key, buf); ok {
 		return out
 	}

@@ -67,7 +67,7 @@ func (c *StatefulSetController) Steps(w *World, buf []Step) []Step {
 		w.kinds.claim, _ = w.Store.kinds.forObject(protoClaim)
 	}
 	stsKind := w.kinds.sts
-	key := tablesKey(w.Store, nil, stsKind, w.kinds.pod, w.kinds.claim)
+	key := tablesKey(w, nil, stsKind, w.kinds.pod, w.kinds.claim)
 	if out, ok := c.memo.lookup(key, buf); ok {
 		return out
 	}

@@ -145,7 +145,7 @@ func (f *faultInjector) steps(w *World, buf []Step) []Step {
 // deleted. They only change with the pods, so they are computed once per
 // version of the pods' table (this runs at every decision).
 func (f *faultInjector) evictionSteps(w *World) []Step {
-	key := tablesKey(w.Store, nil, w.podKind(), nil, nil)
+	key := tablesKey(w, nil, w.podKind(), nil, nil)
 	if steps, ok := f.evictions.get(key); ok {
 		return steps
 	}

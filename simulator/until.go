@@ -73,7 +73,11 @@ func (m *untilMemo) note(obj runtime.Object) {
 
 // lastChange is the revision of the latest change to kind k (0 for none).
 func (w *World) lastChange(k *kindInfo) model.Revision {
-	changes := w.Store.table(k).changes
+	t := w.lists.tableOf(w.Store, k)
+	if t == nil {
+		t = w.Store.table(k) // made now, as a read of the kind would
+	}
+	changes := t.changes
 	if len(changes) == 0 {
 		return 0
 	}
