@@ -477,6 +477,9 @@ func copyBack(k *kindInfo, dst, stored client.Object) bool {
 // dryRun validates a request's dryRun option: empty (a real write) or
 // ["All"] (validate and answer, store nothing).
 func dryRun(values []string, what string) (bool, error) {
+	if len(values) == 0 {
+		return false, nil // what ValidateDryRun accepts, without its field path
+	}
 	if errs := metav1validation.ValidateDryRun(field.NewPath("dryRun"), values); len(errs) > 0 {
 		return false, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: what}, "", errs)
 	}

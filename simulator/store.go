@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"reflect"
@@ -559,7 +560,7 @@ func metaEqual(a, b client.Object) bool {
 func (k *kindInfo) isBuiltin() bool { return strings.HasPrefix(k.typ.PkgPath(), "k8s.io/api/") }
 
 func conflict(k *kindInfo, name, why string) error {
-	return apierrors.NewConflict(k.gr, name, fmt.Errorf("%s", why))
+	return apierrors.NewConflict(k.gr, name, errors.New(why))
 }
 
 const conflictModified = "the object has been modified; please apply your changes to the latest version and try again"
@@ -696,7 +697,12 @@ func (s *Store) spareOf(k *kindInfo, obj, old client.Object) client.Object {
 	if k.hasStatus && !k.copyStatusInto(obj, old) {
 		return nil
 	}
-	om.DeepCopyInto(dm)
+	// The request's metadata, once the update set its identity from old,
+	// is most often identical to old's and then kept: it shares nothing
+	// unless the update took old's deletionTimestamp or grace period.
+	if old.GetDeletionTimestamp() != nil || old.GetDeletionGracePeriodSeconds() != nil || !deepEqual(dm, om) {
+		om.DeepCopyInto(dm)
+	}
 	return obj
 }
 
