@@ -327,3 +327,20 @@ func TestFastWritesAnswerAsTheSlowPaths(t *testing.T) {
 		t.Fatalf("only %d no-op updates and %d no-op status writes in %d cases: the generator misses the fast paths", spares, shortcuts, cases)
 	}
 }
+
+// TestSchemeDefaultsReadsTheSchemesTable: schemeDefaults finds the
+// defaulting function registered for a type and none for the others. If
+// apimachinery's Scheme stopped holding its table where schemeDefaults
+// reads it, the answer would be yes for every type: the spare answer
+// (its one user) would never be given, safe but slow, and this test fails.
+func TestSchemeDefaultsReadsTheSchemesTable(t *testing.T) {
+	s := fastWritesScheme()
+	if !schemeDefaults(s, &corev1.ConfigMap{}) {
+		t.Error("schemeDefaults(ConfigMap) = false, want true: the scheme has a defaulting function for it")
+	}
+	for _, obj := range []runtime.Object{&corev1.Pod{}, &appsv1.StatefulSet{}, &handCopied{}} {
+		if schemeDefaults(s, obj) {
+			t.Errorf("schemeDefaults(%T) = true, want false: no defaulting function is registered for it", obj)
+		}
+	}
+}

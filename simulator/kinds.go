@@ -103,6 +103,11 @@ type kindInfo struct {
 	// typed copies a built-in kind's objects without reflection
 	// (copiers.go); nil for other kinds.
 	typed *typedCopier
+	// schemeDefaults caches whether the scheme has a defaulting function
+	// for the kind's type (see schemeDefaults): 0 not asked yet, 1 no, 2
+	// yes. A store's kinds live as long as the store, and a scheme is not
+	// changed while a world uses it.
+	schemeDefaults uint8
 }
 
 func (k *kindInfo) String() string { return k.gvk.Kind }

@@ -686,7 +686,13 @@ func (s *Store) update(in client.Object) (ch *Change, stored, spare client.Objec
 // function in the scheme (it may set anything), with a CRD schema, or a
 // Service (an update keeps the stored cluster IPs, the stored slice).
 func (s *Store) spareOf(k *kindInfo, obj, old client.Object) client.Object {
-	if isServiceKind(k) || s.crds[k.gvk] != nil || schemeDefaults(s.kinds.scheme, obj) {
+	if k.schemeDefaults == 0 {
+		k.schemeDefaults = 1
+		if schemeDefaults(s.kinds.scheme, obj) {
+			k.schemeDefaults = 2
+		}
+	}
+	if isServiceKind(k) || s.crds[k.gvk] != nil || k.schemeDefaults == 2 {
 		return nil
 	}
 	om, ok := objectMeta(old)
