@@ -572,7 +572,7 @@ func (c *Client) update(ctx context.Context, obj client.Object, status bool, dry
 			if status {
 				ch, stored, err = c.cluster.Store.UpdateStatus(in)
 			} else {
-				ch, stored, spare, err = c.cluster.Store.update(in)
+				ch, stored, spare, err = c.cluster.Store.update(in, !c.dropAnswers)
 			}
 		})
 	}
@@ -635,7 +635,7 @@ func (c *Client) patch(ctx context.Context, obj client.Object, patch client.Patc
 			if status {
 				ch, stored, err = c.cluster.Store.UpdateStatus(patched)
 			} else {
-				ch, stored, spare, err = c.cluster.Store.update(patched)
+				ch, stored, spare, err = c.cluster.Store.update(patched, !c.dropAnswers)
 			}
 		})
 	}

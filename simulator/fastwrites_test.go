@@ -122,6 +122,29 @@ func fastWritesStatus(r *rand.Rand, obj client.Object) {
 	}
 }
 
+// requestOtherQuantity writes a claim's storage request (a StatefulSet's
+// claim templates') as 1024Mi: the same quantity as the 1Gi stored.
+func requestOtherQuantity(obj client.Object) {
+	switch o := obj.(type) {
+	case *corev1.PersistentVolumeClaim:
+		o.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1024Mi")}
+	case *appsv1.StatefulSet:
+		for i := range o.Spec.VolumeClaimTemplates {
+			o.Spec.VolumeClaimTemplates[i].Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1024Mi")}
+		}
+	}
+}
+
+// requestOtherLabel sets label n to a random value (often a new one).
+func requestOtherLabel(r *rand.Rand, obj client.Object) {
+	l := map[string]string{}
+	for k, v := range obj.GetLabels() {
+		l[k] = v
+	}
+	l["n"] = fmt.Sprint(r.IntN(3))
+	obj.SetLabels(l)
+}
+
 // fastWritesMutation changes a request read from the store; most leave it
 // semantically what was stored, so that the write is a no-op by a path the
 // fast paths must agree on.
@@ -151,15 +174,10 @@ var fastWritesMutations = []struct {
 			o.BinaryData = nil
 		}
 	}},
-	{"quantity written differently", func(_ *rand.Rand, obj client.Object) {
-		switch o := obj.(type) {
-		case *corev1.PersistentVolumeClaim:
-			o.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1024Mi")}
-		case *appsv1.StatefulSet:
-			for i := range o.Spec.VolumeClaimTemplates {
-				o.Spec.VolumeClaimTemplates[i].Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1024Mi")}
-			}
-		}
+	{"quantity written differently", func(_ *rand.Rand, obj client.Object) { requestOtherQuantity(obj) }},
+	{"quantity written differently, and a label", func(r *rand.Rand, obj client.Object) {
+		requestOtherQuantity(obj)
+		requestOtherLabel(r, obj)
 	}},
 	{"empty labels for none", func(_ *rand.Rand, obj client.Object) {
 		if len(obj.GetLabels()) == 0 {
@@ -168,14 +186,7 @@ var fastWritesMutations = []struct {
 	}},
 	{"no resourceVersion", func(_ *rand.Rand, obj client.Object) { obj.SetResourceVersion("") }},
 	{"stale resourceVersion", func(_ *rand.Rand, obj client.Object) { obj.SetResourceVersion("1") }},
-	{"label", func(r *rand.Rand, obj client.Object) {
-		l := map[string]string{}
-		for k, v := range obj.GetLabels() {
-			l[k] = v
-		}
-		l["n"] = fmt.Sprint(r.IntN(3))
-		obj.SetLabels(l)
-	}},
+	{"label", requestOtherLabel},
 	{"finalizer", func(_ *rand.Rand, obj client.Object) { obj.SetFinalizers([]string{"test.opcheck.io/hold"}) }},
 	{"no finalizers", func(_ *rand.Rand, obj client.Object) { obj.SetFinalizers(nil) }},
 	{"spec", func(r *rand.Rand, obj client.Object) {
@@ -202,8 +213,9 @@ type fastWritesSide struct {
 
 // fastWritesOutcome is what one write left: its error, the caller's
 // object, the event recorded, the stored object, and whether the caller's
-// object shares memory with the stored one or with its own memory from
-// before the call.
+// object shares memory with the store (the stored object, or the one the
+// write recorded, a deleted object's last state) or with its own memory
+// from before the call.
 type fastWritesOutcome struct {
 	err         string
 	obj         client.Object
@@ -236,6 +248,10 @@ func (s *fastWritesSide) write(t *testing.T, op string, req client.Object, befor
 	if stored, ok := s.c.Store.peek(k, objectKey(k, req.GetNamespace(), req.GetName())); ok {
 		out.stored = stored
 		out.sharesStore = sharedMemory(reflect.ValueOf(req).Elem(), reflect.ValueOf(stored).Elem(), "object")
+	}
+	if changed, ok := out.event.Object.(client.Object); ok && out.sharesStore == "" && reflect.TypeOf(changed) == reflect.TypeOf(req) {
+		// The history's object of the write: a deleted object's last state.
+		out.sharesStore = sharedMemory(reflect.ValueOf(req).Elem(), reflect.ValueOf(changed).Elem(), "object")
 	}
 	out.sharesOwn = sharedMemory(reflect.ValueOf(req).Elem(), prior.Elem(), "object") != ""
 	return out

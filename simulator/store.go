@@ -591,17 +591,17 @@ func (s *Store) checkPreconditions(k *kindInfo, in, old client.Object) error {
 // as in a real apiserver. Removing the last finalizer of an object being
 // deleted deletes it.
 func (s *Store) Update(in client.Object) (*Change, client.Object, error) {
-	ch, stored, _, err := s.update(in)
+	ch, stored, _, err := s.update(in, false)
 	return ch, stored, err
 }
 
-// update is Update that, when the update changes nothing (no change, and
-// the stored object old is the answer), may also return spare: an object
-// equal to old as reflect.DeepEqual says, apart from its TypeMeta, that
-// shares no memory with the store, with in, or with anything else, so a
-// client may hand it to its caller in place of a deep copy of old (see
-// spareOf). spare is nil whenever that is not certain.
-func (s *Store) update(in client.Object) (ch *Change, stored, spare client.Object, err error) {
+// update is Update that, when the caller wants the stored result
+// (wantAnswer), may also return spare: an object equal to stored as
+// reflect.DeepEqual says, apart from its TypeMeta, that shares no memory
+// with the store, with in, or with anything else, so a client may hand it
+// to its caller in place of a deep copy of stored (see spareOf and
+// answerOf). spare is nil whenever that is not certain.
+func (s *Store) update(in client.Object, wantAnswer bool) (ch *Change, stored, spare client.Object, err error) {
 	k, err := s.kinds.forObject(in)
 	if err != nil {
 		return nil, nil, nil, err
@@ -668,24 +668,66 @@ func (s *Store) update(in client.Object) (ch *Change, stored, spare client.Objec
 		statusSame, statusIdentical = fieldCompare(k, obj, old, k.statusField)
 	}
 	same := specSame && metaSame && statusSame
-	ch, stored, err = s.writeChecked(k, key, obj, old, same)
-	if ch == nil && err == nil && specIdentical && statusIdentical && !s.slowWrites {
-		spare = s.spareOf(k, obj, old)
+	// With a spec (and status) identical to old's, the object stored can
+	// take them from old, immutable and shared, and the request's private
+	// copy obj becomes the caller's answer: one deep copy of the request
+	// instead of two, whether the write changes the metadata or nothing.
+	answer := wantAnswer && specIdentical && statusIdentical && !s.slowWrites && s.mayAnswer(k, obj)
+	toStore := obj
+	if answer && (!same || deletesOnWrite(k, obj)) {
+		toStore = overOld(k, obj, old)
+	}
+	ch, stored, err = s.writeChecked(k, key, toStore, old, same)
+	if answer && err == nil {
+		if ch == nil {
+			spare = spareOf(k, obj, old)
+		} else {
+			spare = answerOf(k, obj, ch.Object, old)
+		}
 	}
 	return ch, stored, spare, err
 }
 
-// spareOf turns obj, the store's own copy of an update request that
-// changed nothing, into a spare answer (see update), or returns nil. Its
-// spec fields (and status, without a status subresource) are identical to
-// old's, which the caller checked; its metadata and status are replaced by
-// deep copies of old's (the update set parts of them from old, sharing
-// memory). The spec is a deep copy of the request, defaulted: it shares
-// nothing with anyone unless a defaulting step shared memory, so kinds
-// whose defaulting may do so get no spare: a kind with a defaulting
-// function in the scheme (it may set anything), with a CRD schema, or a
-// Service (an update keeps the stored cluster IPs, the stored slice).
-func (s *Store) spareOf(k *kindInfo, obj, old client.Object) client.Object {
+// overOld returns a new object with obj's TypeMeta and ObjectMeta (moved,
+// not copied: obj gives them up) and every other top-level field of old
+// (shared: stored objects are never mutated).
+func overOld(k *kindInfo, obj, old client.Object) client.Object {
+	out := k.newObject()
+	dst, src := reflect.ValueOf(out).Elem(), reflect.ValueOf(old).Elem()
+	dst.Set(reflect.ValueOf(obj).Elem())
+	for _, i := range k.specFields {
+		dst.Field(i).Set(src.Field(i))
+	}
+	if k.statusField >= 0 {
+		dst.Field(k.statusField).Set(src.Field(k.statusField))
+	}
+	return out
+}
+
+// answerOf turns obj, the store's own copy of an update request whose
+// metadata went into the committed object stored (see overOld), into the
+// caller's answer: a deep copy of stored's metadata, old's status deep-copied
+// with a status subresource (the request's own, identical to old's,
+// otherwise), and its own spec, identical to old's.
+func answerOf(k *kindInfo, obj, stored, old client.Object) client.Object {
+	if k.hasStatus {
+		k.copyStatusInto(obj, old)
+	}
+	sm, _ := objectMeta(stored)
+	dm, _ := objectMeta(obj)
+	sm.DeepCopyInto(dm)
+	return obj
+}
+
+// mayAnswer reports whether the store may answer an update of kind k with
+// its own copy of the request, obj (see update): obj shares nothing with
+// anyone, its spec being a deep copy of the request, defaulted, unless a
+// defaulting step shared memory. Kinds whose defaulting may do so are
+// refused: a kind with a defaulting function in the scheme (it may set
+// anything), with a CRD schema, or a Service (an update keeps the stored
+// cluster IPs, the stored slice). So is a kind whose metadata or status
+// cannot be copied without reflection over unknown types.
+func (s *Store) mayAnswer(k *kindInfo, obj client.Object) bool {
 	if k.schemeDefaults == 0 {
 		k.schemeDefaults = 1
 		if schemeDefaults(s.kinds.scheme, obj) {
@@ -693,16 +735,26 @@ func (s *Store) spareOf(k *kindInfo, obj, old client.Object) client.Object {
 		}
 	}
 	if isServiceKind(k) || s.crds[k.gvk] != nil || k.schemeDefaults == 2 {
-		return nil
+		return false
 	}
-	om, ok := objectMeta(old)
-	dm, ok2 := objectMeta(obj)
-	if !ok || !ok2 {
-		return nil
+	if _, ok := objectMeta(obj); !ok {
+		return false
 	}
-	if k.hasStatus && !k.copyStatusInto(obj, old) {
-		return nil
+	return !k.hasStatus || (k.typed != nil && k.typed.copyStatus != nil) || k.statusCopyInto.IsValid()
+}
+
+// spareOf turns obj, the store's own copy of an update request that
+// changed nothing, into the caller's answer (see update): its spec fields
+// (and status, without a status subresource) are identical to old's; its
+// status, with a status subresource, is replaced by a deep copy of old's
+// (the update shared it), and so is its metadata unless identical to
+// old's and sharing nothing with it.
+func spareOf(k *kindInfo, obj, old client.Object) client.Object {
+	if k.hasStatus {
+		k.copyStatusInto(obj, old)
 	}
+	om, _ := objectMeta(old)
+	dm, _ := objectMeta(obj)
 	// The request's metadata, once the update set its identity from old,
 	// is most often identical to old's and then kept: it shares nothing
 	// unless the update took old's deletionTimestamp or grace period.
@@ -733,13 +785,20 @@ func (s *Store) write(k *kindInfo, key string, obj, old client.Object) (*Change,
 // writeChecked is write for a caller that already knows whether obj is
 // semantically equal to old (same).
 func (s *Store) writeChecked(k *kindInfo, key string, obj, old client.Object, same bool) (*Change, client.Object, error) {
-	if obj.GetDeletionTimestamp() != nil && len(obj.GetFinalizers()) == 0 && !isGracefulPending(k, obj) && !namespacePending(k, obj) {
+	if deletesOnWrite(k, obj) {
 		return s.commit(k, key, model.ChangeDeleted, obj), obj, nil
 	}
 	if same {
 		return nil, old, nil
 	}
 	return s.commit(k, key, model.ChangeModified, obj), obj, nil
+}
+
+// deletesOnWrite reports whether writing obj deletes it: it is being
+// deleted, its finalizers are all gone, and neither a pod's grace period
+// nor a namespace's spec finalizers keep it.
+func deletesOnWrite(k *kindInfo, obj client.Object) bool {
+	return obj.GetDeletionTimestamp() != nil && len(obj.GetFinalizers()) == 0 && !isGracefulPending(k, obj) && !namespacePending(k, obj)
 }
 
 // isGracefulPending: a pod in graceful deletion stays until the kubelet
