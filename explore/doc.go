@@ -24,8 +24,10 @@
 // reproduced by Seed=Seed+i, Schedules=1, and sharding (schedule i belongs to
 // shard i % Shards) partitions the indices exactly. No wall clock and no
 // global randomness decide which schedules run; Elapsed is only measured.
-// Report.States counts distinct final store states (live objects and their
-// content, revision included), a coverage figure, not a dedup.
+// Report.States counts, for the sampling strategies, distinct final world
+// states (simulator.World.StateHash: live objects' content without
+// resourceVersion, caches, queues, clock; a schedule that ends with a
+// reconcile in flight counts none), a coverage figure, not a dedup.
 //
 // PCT is adapted: the enabled-step list position stands in for the
 // thread (see PCT), change points are drawn from a fixed step count
