@@ -148,7 +148,10 @@ func sharedList(w *World, ctx context.Context, list client.ObjectList, opts ...c
 		return err
 	}
 	// The stored objects in key order, as the quorum read's selectSorted
-	// gives them (storedList keeps the order per table version).
+	// gives them (storedList keeps the order per table version). A
+	// quorum read makes the kind's table when it has none (StateHash
+	// sees which tables exist): so does this one.
+	w.Store.table(k)
 	all := storedList(w, k, lo.Namespace)
 	n := 0
 	for _, obj := range all {
