@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -34,10 +35,14 @@ import (
 // the store held when each started, with ns/reconcile and the schedules/s
 // the reconciles alone would allow; a reconciler built by Setup is built
 // once per replayed schedule, untimed, with the map client as its
-// manager's client). The ratio of the two schedules/s figures is the
-// harness overhead: everything but the reconciler's own code and the
-// copies any client makes (the simulated apiserver and caches, scheduling,
-// built-in actors, faults, state hashing, properties, history).
+// manager's client). The ratio of the two is the harness overhead:
+// everything but the reconciler's own code and the copies any client makes
+// (the simulated apiserver and caches, scheduling, built-in actors, faults,
+// state hashing, properties, history). "overhead" measures that ratio
+// directly: each op runs one of the 8 recorded schedules under the harness
+// and then replays its reconciles, timing each part, so both sides run
+// the same schedules (the harness's step count is checked against the
+// recording) and any drift of the machine's speed touches both alike.
 //
 //	go test -run '^$' -bench BenchmarkExplore -benchtime 200x ./explore/
 func BenchmarkExplore(b *testing.B) {
@@ -66,12 +71,36 @@ func BenchmarkExplore(b *testing.B) {
 			n := 0
 			for i := 0; i < b.N; i++ {
 				for _, s := range schedules {
-					n += s.replay(b)
+					n += s.replay(b, func(f func()) { b.StopTimer(); f(); b.StartTimer() })
 				}
 			}
 			perSchedule := float64(b.Elapsed().Nanoseconds()) / float64(b.N) / float64(len(schedules))
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/reconcile")
 			b.ReportMetric(1e9/perSchedule, "schedules/s")
+		})
+		b.Run(name+"/overhead", func(b *testing.B) {
+			schedules := recordSchedules(b, sc, 8)
+			for _, s := range schedules {
+				s.check(b)
+			}
+			b.ResetTimer()
+			var harness, reconciler time.Duration
+			for i := 0; i < b.N; i++ {
+				s := schedules[i%len(schedules)]
+				start := time.Now()
+				rep := Explore(sc, Options{Strategy: StrategyRandom, Schedules: 1, Seed: s.seed, Workers: 1})
+				harness += time.Since(start)
+				if rep.Err != nil || rep.Steps != s.steps {
+					b.Fatalf("%s seed %d: the harness ran %d steps (error %v), the recorded schedule %d", sc.Name, s.seed, rep.Steps, rep.Err, s.steps)
+				}
+				var untimed time.Duration
+				start = time.Now()
+				s.replay(b, func(f func()) { t := time.Now(); f(); untimed += time.Since(t) })
+				reconciler += time.Since(start) - untimed
+			}
+			b.ReportMetric(float64(harness.Nanoseconds())/float64(b.N)/1e6, "harness-ms/schedule")
+			b.ReportMetric(float64(reconciler.Nanoseconds())/float64(b.N)/1e6, "reconciler-ms/schedule")
+			b.ReportMetric(float64(harness)/float64(reconciler), "overhead-x")
 		})
 	}
 }
@@ -87,6 +116,8 @@ type recordedReconcile struct {
 // recordedSchedule is the reconciles of one recorded schedule, in order.
 type recordedSchedule struct {
 	sc         *simulator.Scenario
+	seed       uint64
+	steps      int
 	world      *simulator.World // the schedule's world, for external systems
 	reconciles []recordedReconcile
 }
@@ -100,13 +131,12 @@ type recordedSchedule struct {
 // rest is a simulated world's manager, which only wires watches): its
 // reconciles share it, as an incarnation's do, and the client is reseeded
 // before each.
-func (s *recordedSchedule) replay(b *testing.B) int {
+func (s *recordedSchedule) replay(b *testing.B, untimed func(func())) int {
 	spec := &s.sc.Controllers[0]
 	if spec.Setup != nil {
-		b.StopTimer()
 		c := &mapClient{scheme: s.sc.Scheme}
-		rec := setupReconciler(b, s.sc, c)
-		b.StartTimer()
+		var rec reconcile.Reconciler
+		untimed(func() { rec = setupReconciler(b, s.sc, c) })
 		for i := range s.reconciles {
 			r := &s.reconciles[i]
 			c.seed(r.objects)
@@ -148,7 +178,7 @@ func (s *recordedSchedule) run(rec reconcile.Reconciler, r *recordedReconcile) {
 // harness-free figure look cheaper than the reconciler is.
 func (s *recordedSchedule) check(b *testing.B) {
 	panicked = nil
-	s.replay(b)
+	s.replay(b, func(f func()) { f() })
 	if panicked != nil {
 		b.Fatalf("a replayed reconcile panicked: %v", panicked)
 	}
@@ -164,7 +194,7 @@ func recordSchedules(b *testing.B, sc *simulator.Scenario, n int) []*recordedSch
 		if err != nil {
 			b.Fatal(err)
 		}
-		s := &recordedSchedule{sc: sc, world: res.World}
+		s := &recordedSchedule{sc: sc, seed: uint64(seed), steps: res.Steps, world: res.World}
 		store := map[string]client.Object{}
 		for i := range res.History.Events {
 			e := &res.History.Events[i]
