@@ -9,10 +9,12 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/opcheck/opcheck/model"
@@ -358,5 +360,69 @@ func TestSchemeDefaultsReadsTheSchemesTable(t *testing.T) {
 		if schemeDefaults(s, obj) {
 			t.Errorf("schemeDefaults(%T) = true, want false: no defaulting function is registered for it", obj)
 		}
+	}
+}
+
+// TestOwnerRefsEqualIsTheSemanticComparison: ownerRefsEqual answers what
+// equality.Semantic.DeepEqual answers for random pairs of owner reference
+// lists (nil and empty, shared and separate *bool, every field changed),
+// and knows every field of OwnerReference: a field added by a new
+// apimachinery fails the test until ownerRefsEqual compares it.
+func TestOwnerRefsEqualIsTheSemanticComparison(t *testing.T) {
+	if n := reflect.TypeFor[metav1.OwnerReference]().NumField(); n != 6 {
+		t.Fatalf("metav1.OwnerReference has %d fields; ownerRefsEqual compares 6", n)
+	}
+	r := rand.New(rand.NewPCG(14, 7))
+	yes, no := true, false
+	boolPtr := func() *bool {
+		switch r.IntN(4) {
+		case 0:
+			return nil
+		case 1:
+			return &yes
+		case 2:
+			return &no
+		}
+		v := r.IntN(2) == 0
+		return &v
+	}
+	ref := func() metav1.OwnerReference {
+		pick := func(s ...string) string { return s[r.IntN(len(s))] }
+		return metav1.OwnerReference{APIVersion: pick("v1", "apps/v1"), Kind: pick("A", "B"), Name: pick("a", "b"),
+			UID: types.UID(pick("1", "2")), Controller: boolPtr(), BlockOwnerDeletion: boolPtr()}
+	}
+	list := func() []metav1.OwnerReference {
+		switch r.IntN(5) {
+		case 0:
+			return nil
+		case 1:
+			return []metav1.OwnerReference{}
+		}
+		out := make([]metav1.OwnerReference, 1+r.IntN(2))
+		for i := range out {
+			out[i] = ref()
+		}
+		return out
+	}
+	equalSeen := 0
+	for i := 0; i < 5000; i++ {
+		a := list()
+		b := list()
+		if r.IntN(3) == 0 { // a near copy, so that equal pairs occur
+			b = append([]metav1.OwnerReference(nil), a...)
+			if len(b) > 0 && r.IntN(2) == 0 {
+				b[r.IntN(len(b))].Controller = boolPtr()
+			}
+		}
+		want := equality.Semantic.DeepEqual(a, b)
+		if got := ownerRefsEqual(a, b); got != want {
+			t.Fatalf("ownerRefsEqual(%+v, %+v) = %v, the semantic comparison says %v", a, b, got, want)
+		}
+		if want {
+			equalSeen++
+		}
+	}
+	if equalSeen < 500 {
+		t.Fatalf("only %d equal pairs of 5000: the generator does not test the equal side", equalSeen)
 	}
 }

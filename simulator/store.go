@@ -547,12 +547,30 @@ func metaEqual(a, b client.Object) bool {
 		!slices.Equal(a.GetFinalizers(), b.GetFinalizers()) {
 		return false
 	}
-	oa, ob := a.GetOwnerReferences(), b.GetOwnerReferences()
-	if len(oa) != len(ob) || (len(oa) > 0 && !sameValue(&oa, &ob)) {
+	if !ownerRefsEqual(a.GetOwnerReferences(), b.GetOwnerReferences()) {
 		return false
 	}
 	ma, mb := a.GetManagedFields(), b.GetManagedFields()
 	return len(ma) == len(mb) && (len(ma) == 0 || equality.Semantic.DeepEqual(ma, mb))
+}
+
+// ownerRefsEqual compares owner references semantically: field by field,
+// the pointers by what they point to. An OwnerReference holds strings and
+// *bool only, so that is reflect.DeepEqual's answer and the semantic
+// comparison's, without the allocations of passing the slices on.
+func ownerRefsEqual(a, b []metav1.OwnerReference) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	boolsEqual := func(x, y *bool) bool { return x == y || x != nil && y != nil && *x == *y }
+	for i := range a {
+		x, y := &a[i], &b[i]
+		if x.APIVersion != y.APIVersion || x.Kind != y.Kind || x.Name != y.Name || x.UID != y.UID ||
+			!boolsEqual(x.Controller, y.Controller) || !boolsEqual(x.BlockOwnerDeletion, y.BlockOwnerDeletion) {
+			return false
+		}
+	}
+	return true
 }
 
 // isBuiltin reports whether the kind is a Kubernetes built-in (k8s.io/api);
@@ -609,8 +627,9 @@ func (s *Store) update(in client.Object, wantAnswer bool) (ch *Change, stored, s
 	if k.namespaced && in.GetNamespace() == "" {
 		return nil, nil, nil, missingNamespace(k, in)
 	}
-	key := objectKey(k, in.GetNamespace(), in.GetName())
-	old, ok := s.table(k).objects[key]
+	// The key, looked up in place, is not built on the heap unless the
+	// write commits (writeChecked below).
+	old, ok := s.table(k).objects[objectKey(k, in.GetNamespace(), in.GetName())]
 	if !ok {
 		if !k.createOnUpdate {
 			return nil, nil, nil, apierrors.NewNotFound(k.gr, in.GetName())
@@ -677,7 +696,11 @@ func (s *Store) update(in client.Object, wantAnswer bool) (ch *Change, stored, s
 	if answer && (!same || deletesOnWrite(k, obj)) {
 		toStore = overOld(k, obj, old)
 	}
-	ch, stored, err = s.writeChecked(k, key, toStore, old, same)
+	if same && !deletesOnWrite(k, toStore) {
+		ch, stored = nil, old // writeChecked's answer for a write that changes nothing
+	} else {
+		ch, stored, err = s.writeChecked(k, objectKey(k, in.GetNamespace(), in.GetName()), toStore, old, same)
+	}
 	if answer && err == nil {
 		if ch == nil {
 			spare = spareOf(k, obj, old)
@@ -866,8 +889,7 @@ func (s *Store) UpdateStatus(in client.Object) (*Change, client.Object, error) {
 	if !k.hasStatus {
 		return nil, nil, apierrors.NewNotFound(schema.GroupResource{Group: k.gr.Group, Resource: k.gr.Resource + "/status"}, in.GetName())
 	}
-	key := objectKey(k, in.GetNamespace(), in.GetName())
-	old, ok := s.table(k).objects[key]
+	old, ok := s.table(k).objects[objectKey(k, in.GetNamespace(), in.GetName())]
 	if !ok {
 		return nil, nil, apierrors.NewNotFound(k.gr, in.GetName())
 	}
@@ -885,7 +907,7 @@ func (s *Store) UpdateStatus(in client.Object) (*Change, client.Object, error) {
 	// (TypeMeta, ObjectMeta, spec) taken from old. Stored objects are never
 	// mutated, so sharing their nested maps and slices is safe.
 	obj := statusOver(k, in, old)
-	return s.writeChecked(k, key, obj, old, fieldEqual(k, obj, old, k.statusField))
+	return s.writeChecked(k, objectKey(k, in.GetNamespace(), in.GetName()), obj, old, fieldEqual(k, obj, old, k.statusField))
 }
 
 // statusOver returns a new object with in's status (a deep copy) and every
