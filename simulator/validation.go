@@ -37,6 +37,17 @@ import (
 var (
 	metadataPath = field.NewPath("metadata")
 	specPath     = field.NewPath("spec")
+	// The paths every validation of their part names, built once: a
+	// validator takes its path before it knows of any error, and errors
+	// render their path into a string, so sharing one is safe.
+	labelsPath             = metadataPath.Child("labels")
+	annotationsPath        = metadataPath.Child("annotations")
+	ownerReferencesPath    = metadataPath.Child("ownerReferences")
+	finalizersPath         = metadataPath.Child("finalizers")
+	specSelectorPath       = specPath.Child("selector")
+	specTemplatePath       = specPath.Child("template")
+	specTemplateLabelsPath = specTemplatePath.Child("metadata", "labels")
+	specTemplateSpecPath   = specTemplatePath.Child("spec")
 )
 
 // nameValidator returns the name rule of kind gk: a Namespace name is a
@@ -89,16 +100,16 @@ func validateCreate(k *kindInfo, obj client.Object) error {
 		errs = append(errs, field.Forbidden(metadataPath.Child("namespace"), "not allowed on this type"))
 	}
 	if l := obj.GetLabels(); len(l) > 0 {
-		errs = append(errs, metav1validation.ValidateLabels(l, metadataPath.Child("labels"))...)
+		errs = append(errs, metav1validation.ValidateLabels(l, labelsPath)...)
 	}
 	if a := obj.GetAnnotations(); len(a) > 0 {
-		errs = append(errs, apivalidation.ValidateAnnotations(a, metadataPath.Child("annotations"))...)
+		errs = append(errs, apivalidation.ValidateAnnotations(a, annotationsPath)...)
 	}
 	if refs := obj.GetOwnerReferences(); len(refs) > 0 {
-		errs = append(errs, apivalidation.ValidateOwnerReferences(refs, metadataPath.Child("ownerReferences"))...)
+		errs = append(errs, apivalidation.ValidateOwnerReferences(refs, ownerReferencesPath)...)
 	}
 	if f := obj.GetFinalizers(); len(f) > 0 {
-		errs = append(errs, apivalidation.ValidateFinalizers(f, metadataPath.Child("finalizers"))...)
+		errs = append(errs, apivalidation.ValidateFinalizers(f, finalizersPath)...)
 	}
 	errs = append(errs, validateSpec(obj)...)
 	return invalid(k, obj, errs)
@@ -135,18 +146,18 @@ func validateMetaUpdate(obj, old client.Object) field.ErrorList {
 		errs = append(errs, apivalidation.ValidateImmutableField(g, was, metadataPath.Child("deletionGracePeriodSeconds"))...)
 	}
 	if !maps.Equal(obj.GetLabels(), old.GetLabels()) {
-		errs = append(errs, metav1validation.ValidateLabels(obj.GetLabels(), metadataPath.Child("labels"))...)
+		errs = append(errs, metav1validation.ValidateLabels(obj.GetLabels(), labelsPath)...)
 	}
 	if !maps.Equal(obj.GetAnnotations(), old.GetAnnotations()) {
-		errs = append(errs, apivalidation.ValidateAnnotations(obj.GetAnnotations(), metadataPath.Child("annotations"))...)
+		errs = append(errs, apivalidation.ValidateAnnotations(obj.GetAnnotations(), annotationsPath)...)
 	}
 	if refs, oldRefs := obj.GetOwnerReferences(), old.GetOwnerReferences(); !sameValue(&refs, &oldRefs) {
-		errs = append(errs, apivalidation.ValidateOwnerReferences(refs, metadataPath.Child("ownerReferences"))...)
+		errs = append(errs, apivalidation.ValidateOwnerReferences(refs, ownerReferencesPath)...)
 	}
 	if f := obj.GetFinalizers(); !slices.Equal(f, old.GetFinalizers()) {
-		errs = append(errs, apivalidation.ValidateFinalizers(f, metadataPath.Child("finalizers"))...)
+		errs = append(errs, apivalidation.ValidateFinalizers(f, finalizersPath)...)
 		if old.GetDeletionTimestamp() != nil {
-			errs = append(errs, apivalidation.ValidateNoNewFinalizers(f, old.GetFinalizers(), metadataPath.Child("finalizers"))...)
+			errs = append(errs, apivalidation.ValidateNoNewFinalizers(f, old.GetFinalizers(), finalizersPath)...)
 		}
 	}
 	return errs
@@ -160,7 +171,7 @@ func validateSpec(obj client.Object) field.ErrorList {
 		return validatePodSpec(&o.Spec, spec, false)
 	case *appsv1.StatefulSet:
 		errs := validateReplicas(o.Spec.Replicas, spec)
-		errs = append(errs, validateTemplate(o.Spec.Selector, &o.Spec.Template, spec, true)...)
+		errs = append(errs, validateTemplate(o.Spec.Selector, &o.Spec.Template, true)...)
 		switch o.Spec.PodManagementPolicy {
 		case "", appsv1.OrderedReadyPodManagement, appsv1.ParallelPodManagement:
 		default:
@@ -168,29 +179,29 @@ func validateSpec(obj client.Object) field.ErrorList {
 		}
 		for i := range o.Spec.VolumeClaimTemplates {
 			t := &o.Spec.VolumeClaimTemplates[i]
-			p := spec.Child("volumeClaimTemplates").Index(i)
+			p := func() *field.Path { return spec.Child("volumeClaimTemplates").Index(i) }
 			for _, msg := range validation.IsDNS1123Subdomain(t.Name) {
-				errs = append(errs, field.Invalid(p.Child("metadata", "name"), t.Name, msg))
+				errs = append(errs, field.Invalid(p().Child("metadata", "name"), t.Name, msg))
 			}
-			errs = append(errs, validateClaimSpec(&t.Spec, p.Child("spec"))...)
+			errs = append(errs, validateClaimSpec(&t.Spec, func() *field.Path { return p().Child("spec") })...)
 		}
 		return errs
 	case *appsv1.Deployment:
 		errs := validateReplicas(o.Spec.Replicas, spec)
-		return append(errs, validateTemplate(o.Spec.Selector, &o.Spec.Template, spec, true)...)
+		return append(errs, validateTemplate(o.Spec.Selector, &o.Spec.Template, true)...)
 	case *appsv1.ReplicaSet:
 		errs := validateReplicas(o.Spec.Replicas, spec)
-		return append(errs, validateTemplate(o.Spec.Selector, &o.Spec.Template, spec, true)...)
+		return append(errs, validateTemplate(o.Spec.Selector, &o.Spec.Template, true)...)
 	case *appsv1.DaemonSet:
-		return validateTemplate(o.Spec.Selector, &o.Spec.Template, spec, true)
+		return validateTemplate(o.Spec.Selector, &o.Spec.Template, true)
 	case *batchv1.Job:
-		errs := validatePodSpec(&o.Spec.Template.Spec, spec.Child("template", "spec"), false)
+		errs := validatePodSpec(&o.Spec.Template.Spec, specTemplateSpecPath, false)
 		if rp := o.Spec.Template.Spec.RestartPolicy; rp != corev1.RestartPolicyOnFailure && rp != corev1.RestartPolicyNever {
 			errs = append(errs, field.NotSupported(spec.Child("template", "spec", "restartPolicy"), rp, []corev1.RestartPolicy{corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever}))
 		}
 		return errs
 	case *corev1.PersistentVolumeClaim:
-		return validateClaimSpec(&o.Spec, spec)
+		return validateClaimSpec(&o.Spec, func() *field.Path { return spec })
 	case *corev1.Service:
 		return validateServiceSpec(&o.Spec, spec)
 	}
@@ -207,9 +218,9 @@ func validateReplicas(r *int32, spec *field.Path) field.ErrorList {
 // validateTemplate: an apps/v1 workload's selector is required, not empty,
 // valid, and selects the template's labels; the template is a valid pod
 // whose restartPolicy is Always.
-func validateTemplate(sel *metav1.LabelSelector, tpl *corev1.PodTemplateSpec, spec *field.Path, alwaysRestart bool) field.ErrorList {
+func validateTemplate(sel *metav1.LabelSelector, tpl *corev1.PodTemplateSpec, alwaysRestart bool) field.ErrorList {
 	var errs field.ErrorList
-	selPath := spec.Child("selector")
+	selPath := specSelectorPath
 	if sel == nil {
 		errs = append(errs, field.Required(selPath, ""))
 	} else {
@@ -218,14 +229,13 @@ func validateTemplate(sel *metav1.LabelSelector, tpl *corev1.PodTemplateSpec, sp
 			errs = append(errs, field.Invalid(selPath, sel, "empty selector is invalid for this kind"))
 		}
 	}
-	tplPath := spec.Child("template")
-	errs = append(errs, metav1validation.ValidateLabels(tpl.Labels, tplPath.Child("metadata", "labels"))...)
+	errs = append(errs, metav1validation.ValidateLabels(tpl.Labels, specTemplateLabelsPath)...)
 	if sel != nil && len(errs) == 0 {
 		if s, err := metav1.LabelSelectorAsSelector(sel); err == nil && !s.Matches(labels.Set(tpl.Labels)) {
-			errs = append(errs, field.Invalid(tplPath.Child("metadata", "labels"), tpl.Labels, "`selector` does not match template `labels`"))
+			errs = append(errs, field.Invalid(specTemplateLabelsPath, tpl.Labels, "`selector` does not match template `labels`"))
 		}
 	}
-	errs = append(errs, validatePodSpec(&tpl.Spec, tplPath.Child("spec"), alwaysRestart)...)
+	errs = append(errs, validatePodSpec(&tpl.Spec, specTemplateSpecPath, alwaysRestart)...)
 	return errs
 }
 
@@ -241,40 +251,40 @@ func validatePodSpec(s *corev1.PodSpec, p *field.Path, alwaysRestart bool) field
 		errs = append(errs, field.Required(p.Child("containers"), "a pod needs at least one container"))
 	}
 	seen := map[string]bool{}
-	check := func(cs []corev1.Container, cp *field.Path) {
+	check := func(cs []corev1.Container, list string) {
 		for i := range cs {
 			c := &cs[i]
-			ip := cp.Index(i)
+			ip := func() *field.Path { return p.Child(list).Index(i) } // on an error only
 			switch {
 			case c.Name == "":
-				errs = append(errs, field.Required(ip.Child("name"), ""))
+				errs = append(errs, field.Required(ip().Child("name"), ""))
 			case seen[c.Name]:
-				errs = append(errs, field.Duplicate(ip.Child("name"), c.Name))
+				errs = append(errs, field.Duplicate(ip().Child("name"), c.Name))
 			default:
 				for _, msg := range validation.IsDNS1123Label(c.Name) {
-					errs = append(errs, field.Invalid(ip.Child("name"), c.Name, msg))
+					errs = append(errs, field.Invalid(ip().Child("name"), c.Name, msg))
 				}
 			}
 			seen[c.Name] = true
 			if c.Image == "" {
-				errs = append(errs, field.Required(ip.Child("image"), ""))
+				errs = append(errs, field.Required(ip().Child("image"), ""))
 			}
 			for j, port := range c.Ports {
 				for _, msg := range validation.IsValidPortNum(int(port.ContainerPort)) {
-					errs = append(errs, field.Invalid(ip.Child("ports").Index(j).Child("containerPort"), port.ContainerPort, msg))
+					errs = append(errs, field.Invalid(ip().Child("ports").Index(j).Child("containerPort"), port.ContainerPort, msg))
 				}
 			}
 		}
 	}
-	check(s.InitContainers, p.Child("initContainers"))
-	check(s.Containers, p.Child("containers"))
+	check(s.InitContainers, "initContainers")
+	check(s.Containers, "containers")
 	volumes := map[string]bool{}
 	for i, v := range s.Volumes {
-		vp := p.Child("volumes").Index(i).Child("name")
+		vp := func() *field.Path { return p.Child("volumes").Index(i).Child("name") } // on an error only
 		if v.Name == "" {
-			errs = append(errs, field.Required(vp, ""))
+			errs = append(errs, field.Required(vp(), ""))
 		} else if volumes[v.Name] {
-			errs = append(errs, field.Duplicate(vp, v.Name))
+			errs = append(errs, field.Duplicate(vp(), v.Name))
 		}
 		volumes[v.Name] = true
 	}
@@ -288,13 +298,13 @@ func validatePodSpec(s *corev1.PodSpec, p *field.Path, alwaysRestart bool) field
 }
 
 // validateClaimSpec: access modes and a storage request are required.
-func validateClaimSpec(s *corev1.PersistentVolumeClaimSpec, p *field.Path) field.ErrorList {
+func validateClaimSpec(s *corev1.PersistentVolumeClaimSpec, p func() *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if len(s.AccessModes) == 0 {
-		errs = append(errs, field.Required(p.Child("accessModes"), "at least 1 access mode is required"))
+		errs = append(errs, field.Required(p().Child("accessModes"), "at least 1 access mode is required"))
 	}
 	if _, ok := s.Resources.Requests[corev1.ResourceStorage]; !ok {
-		errs = append(errs, field.Required(p.Child("resources").Key(string(corev1.ResourceStorage)), ""))
+		errs = append(errs, field.Required(p().Child("resources").Key(string(corev1.ResourceStorage)), ""))
 	}
 	return errs
 }
@@ -308,28 +318,32 @@ func validateServiceSpec(s *corev1.ServiceSpec, p *field.Path) field.ErrorList {
 	}
 	names := map[string]bool{}
 	for i, port := range s.Ports {
-		pp := p.Child("ports").Index(i)
+		pp := func() *field.Path { return p.Child("ports").Index(i) } // on an error only
 		if len(s.Ports) > 1 && port.Name == "" {
-			errs = append(errs, field.Required(pp.Child("name"), "when there is more than one port, every port needs a name"))
+			errs = append(errs, field.Required(pp().Child("name"), "when there is more than one port, every port needs a name"))
 		} else if port.Name != "" {
 			if names[port.Name] {
-				errs = append(errs, field.Duplicate(pp.Child("name"), port.Name))
+				errs = append(errs, field.Duplicate(pp().Child("name"), port.Name))
 			}
 			for _, msg := range validation.IsDNS1123Label(port.Name) {
-				errs = append(errs, field.Invalid(pp.Child("name"), port.Name, msg))
+				errs = append(errs, field.Invalid(pp().Child("name"), port.Name, msg))
 			}
 		}
 		names[port.Name] = true
 		for _, msg := range validation.IsValidPortNum(int(port.Port)) {
-			errs = append(errs, field.Invalid(pp.Child("port"), port.Port, msg))
+			errs = append(errs, field.Invalid(pp().Child("port"), port.Port, msg))
 		}
 		switch port.Protocol {
 		case corev1.ProtocolTCP, corev1.ProtocolUDP, corev1.ProtocolSCTP:
 		default:
-			errs = append(errs, field.NotSupported(pp.Child("protocol"), port.Protocol, []corev1.Protocol{corev1.ProtocolTCP, corev1.ProtocolUDP, corev1.ProtocolSCTP}))
+			errs = append(errs, field.NotSupported(pp().Child("protocol"), port.Protocol, []corev1.Protocol{corev1.ProtocolTCP, corev1.ProtocolUDP, corev1.ProtocolSCTP}))
 		}
 	}
-	errs = append(errs, metav1validation.ValidateLabels(s.Selector, p.Child("selector"))...)
+	selector := specSelectorPath
+	if p != specPath {
+		selector = p.Child("selector")
+	}
+	errs = append(errs, metav1validation.ValidateLabels(s.Selector, selector)...)
 	if s.ClusterIP == corev1.ClusterIPNone && s.Type != corev1.ServiceTypeClusterIP {
 		errs = append(errs, field.Invalid(p.Child("clusterIP"), s.ClusterIP, "may not be set to 'None' for "+string(s.Type)+" services"))
 	}
