@@ -81,6 +81,27 @@ func (c *memoCheckChooser) checkCommitted() error {
 	return nil
 }
 
+// runChecked runs sc with chooser ch, whose embedded memoCheckChooser
+// (base) checks along the run, and fails the test on the first difference
+// it found or on a stored object that changed by the end.
+func runChecked(t *testing.T, sc *simulator.Scenario, seed uint64, ch model.Chooser, base *memoCheckChooser, faults model.FaultBudget) {
+	t.Helper()
+	w, err := simulator.NewWorld(sc, ch, simulator.RunOptions{Faults: &faults, KeepGoing: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base.w = w
+	if _, err := w.Run(); err != nil {
+		t.Fatalf("%s seed %d: %v", sc.Name, seed, err)
+	}
+	if base.err == nil {
+		base.err = base.checkCommitted()
+	}
+	if base.err != nil {
+		t.Fatalf("%s seed %d: %v", sc.Name, seed, base.err)
+	}
+}
+
 func (c *memoCheckChooser) Choose(d model.Decision) int {
 	if d.Kind == model.ChooseStep && c.w != nil && c.err == nil {
 		c.err = c.check(d)
@@ -171,20 +192,7 @@ func TestBuiltinStepMemosMatchFreshSteps(t *testing.T) {
 		for seed := range uint64(seeds) {
 			sc := newScenario()
 			c := &memoCheckChooser{r: rand.New(rand.NewPCG(seed, 0x6d656d6f)), kept: builtinActors(), offered: offered}
-			w, err := simulator.NewWorld(sc, c, simulator.RunOptions{Faults: &faults, KeepGoing: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.w = w
-			if _, err := w.Run(); err != nil {
-				t.Fatalf("%s seed %d: %v", sc.Name, seed, err)
-			}
-			if c.err == nil {
-				c.err = c.checkCommitted()
-			}
-			if c.err != nil {
-				t.Fatalf("%s seed %d: %v", sc.Name, seed, c.err)
-			}
+			runChecked(t, sc, seed, c, c, faults)
 			checked += c.checked
 		}
 	}

@@ -155,20 +155,7 @@ func TestSharedUntilReads(t *testing.T) {
 	for _, sc := range targets.All() {
 		for seed := range uint64(seeds) {
 			c := &sharedReadChooser{memoCheckChooser: memoCheckChooser{r: rand.New(rand.NewPCG(seed, 0x73686172))}, sc: sc, answers: answers}
-			w, err := simulator.NewWorld(sc, c, simulator.RunOptions{Faults: &faults, KeepGoing: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.w = w
-			if _, err := w.Run(); err != nil {
-				t.Fatalf("%s seed %d: %v", sc.Name, seed, err)
-			}
-			if c.err == nil {
-				c.err = c.checkCommitted()
-			}
-			if c.err != nil {
-				t.Fatalf("%s seed %d: %v", sc.Name, seed, c.err)
-			}
+			runChecked(t, sc, seed, c, &c.memoCheckChooser, faults)
 			reads += c.reads
 		}
 	}
