@@ -2,6 +2,7 @@ package simulator
 
 import (
 	"reflect"
+	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -18,9 +19,9 @@ import (
 // caller's, and reaching a generated DeepCopyInto through reflect.Value.Call
 // costs a call frame laid out at run time and an argument slice per call;
 // for a Go type known here at compile time a generic instance does the same
-// copy as a plain call. Other kinds (a user's custom resources) take the
-// reflective path of kindInfo.copyIntoValue and statusOver, which copies
-// the same.
+// copy as a plain call. A custom resource's package may register its own
+// (RegisterCopier, RegisterStatusCopier); other kinds take the reflective
+// path of kindInfo.copyIntoValue and statusOver, which copies the same.
 type typedCopier struct {
 	// copyInto deep-copies src into dst (two objects of the kind).
 	copyInto func(dst, src client.Object)
@@ -91,4 +92,47 @@ var builtinCopiers = map[reflect.Type]*typedCopier{
 	reflect.TypeFor[coordinationv1.Lease](): copierOf[coordinationv1.Lease](),
 	reflect.TypeFor[rbacv1.Role]():          copierOf[rbacv1.Role](),
 	reflect.TypeFor[rbacv1.RoleBinding]():   copierOf[rbacv1.RoleBinding](),
+}
+
+// registeredCopiers are the typed copiers registered for custom resource
+// types (RegisterCopier, RegisterStatusCopier), by struct type.
+var registeredCopiers sync.Map // reflect.Type -> *typedCopier
+
+// RegisterCopier makes the simulator copy the objects of custom resource
+// type T through its generated DeepCopyInto called directly, as it copies
+// the built-in kinds, instead of through reflect.Value.Call: the same
+// copies, without a call frame laid out at run time per read (a
+// controller's reads of its own resource are most of what the reflective
+// path costs). Register in the package that defines the scenario, before
+// its first world is built (a package-level var or init): a kind whose
+// type was already seen by a world keeps the reflective path in the worlds
+// built before. For a type with a status field use RegisterStatusCopier.
+func RegisterCopier[T any, PT deepCopyable[T]]() {
+	registerCopier(reflect.TypeFor[T](), copierOf[T, PT]())
+}
+
+// RegisterStatusCopier is RegisterCopier for a custom resource type with
+// a status field (named Status, as the simulator finds it), which status
+// returns, so that status writes copy the status through its generated
+// DeepCopyInto too.
+func RegisterStatusCopier[T any, PT deepCopyable[T], S any, PS statusCopyable[S]](status func(PT) PS) {
+	registerCopier(reflect.TypeFor[T](), statusCopierOf(status))
+}
+
+func registerCopier(st reflect.Type, c *typedCopier) {
+	registeredCopiers.Store(st, c)
+	// Worlds built from now on find the copier (factsOf looks it up).
+	typeFactsCache.Delete(st)
+}
+
+// copierFor returns the typed copier of struct type st, built in or
+// registered, or nil.
+func copierFor(st reflect.Type) *typedCopier {
+	if c, ok := builtinCopiers[st]; ok {
+		return c
+	}
+	if c, ok := registeredCopiers.Load(st); ok {
+		return c.(*typedCopier)
+	}
+	return nil
 }

@@ -349,44 +349,78 @@ func copyEveryKind(in *everyKind) *everyKind {
 // TestTypedCopiersCopyLikeTheGeneratedMethods: every built-in kind's typed
 // copier makes a deep copy that equals its source and shares no memory with
 // it, and its statusOver makes an object whose status is a copy of the
-// request's and whose every other field is the stored object's.
+// request's and whose every other field is the stored object's. (The
+// copiers that target packages register are checked the same way by
+// TestRegisteredCopiersCopyLikeTheGeneratedMethods.)
 func TestTypedCopiersCopyLikeTheGeneratedMethods(t *testing.T) {
-	filler := randfill.New().RandSource(rand.New(rand.NewSource(2))).NilChance(0.2).NumElements(1, 2).MaxDepth(5)
 	for typ, c := range builtinCopiers {
-		fresh := func() client.Object { return reflect.New(typ).Interface().(client.Object) }
-		src, dst := fresh(), fresh()
-		filler.Fill(src)
-		c.copyInto(dst, src)
-		if !reflect.DeepEqual(dst, src) {
-			t.Errorf("%s: the typed copy differs from its source", typ)
+		checkTypedCopier(t, typ, c)
+	}
+}
+
+// checkTypedCopier checks one struct type's typed copier against what
+// the reflective path does: a deep copy equal to its source, sharing no
+// memory with it; a statusOver taking the request's status (copied) and
+// every other field of the stored object; a copyStatus copying the status
+// alone.
+func checkTypedCopier(t *testing.T, typ reflect.Type, c *typedCopier) {
+	t.Helper()
+	filler := randfill.New().RandSource(rand.New(rand.NewSource(2))).NilChance(0.2).NumElements(1, 2).MaxDepth(5)
+	fresh := func() client.Object { return reflect.New(typ).Interface().(client.Object) }
+	src, dst := fresh(), fresh()
+	filler.Fill(src)
+	c.copyInto(dst, src)
+	if !reflect.DeepEqual(dst, src) {
+		t.Errorf("%s: the typed copy differs from its source", typ)
+	}
+	if p := sharedMemory(reflect.ValueOf(dst).Elem(), reflect.ValueOf(src).Elem(), typ.Name()); p != "" {
+		t.Errorf("%s: the typed copy shares %s with its source", typ, p)
+	}
+	status, ok := typ.FieldByName("Status")
+	if (c.statusOver != nil) != ok || (c.copyStatus != nil) != ok {
+		t.Errorf("%s: has a Status field: %v; has a typed statusOver: %v, copyStatus: %v", typ, ok, c.statusOver != nil, c.copyStatus != nil)
+	}
+	if !ok || c.statusOver == nil {
+		return
+	}
+	in, old, out := fresh(), fresh(), fresh()
+	filler.Fill(in)
+	filler.Fill(old)
+	c.statusOver(out, in, old)
+	vo, vi, vold := reflect.ValueOf(out).Elem(), reflect.ValueOf(in).Elem(), reflect.ValueOf(old).Elem()
+	for i := 0; i < typ.NumField(); i++ {
+		want := vold
+		if i == status.Index[0] {
+			want = vi
 		}
-		if p := sharedMemory(reflect.ValueOf(dst).Elem(), reflect.ValueOf(src).Elem(), typ.Name()); p != "" {
-			t.Errorf("%s: the typed copy shares %s with its source", typ, p)
+		if !reflect.DeepEqual(vo.Field(i).Interface(), want.Field(i).Interface()) {
+			t.Errorf("%s: statusOver's field %s is not the %s one", typ, typ.Field(i).Name, map[bool]string{true: "request's", false: "stored"}[i == status.Index[0]])
 		}
-		status, ok := typ.FieldByName("Status")
-		if (c.statusOver != nil) != ok {
-			t.Errorf("%s: has a Status field: %v; has a typed statusOver: %v", typ, ok, c.statusOver != nil)
+	}
+	if p := sharedMemory(vo.Field(status.Index[0]), vi.Field(status.Index[0]), "status"); p != "" {
+		t.Errorf("%s: statusOver's status shares %s with the request's", typ, p)
+	}
+	if c.copyStatus == nil {
+		return
+	}
+	cp, from := fresh(), fresh()
+	filler.Fill(cp)
+	filler.Fill(from)
+	before := reflect.New(typ).Interface().(client.Object)
+	c.copyInto(before, cp)
+	c.copyStatus(cp, from)
+	vc, vf, vb := reflect.ValueOf(cp).Elem(), reflect.ValueOf(from).Elem(), reflect.ValueOf(before).Elem()
+	for i := 0; i < typ.NumField(); i++ {
+		want := vb
+		if i == status.Index[0] {
+			want = vf
 		}
-		if !ok || c.statusOver == nil {
-			continue
+		if !reflect.DeepEqual(vc.Field(i).Interface(), want.Field(i).Interface()) {
+			t.Errorf("%s: copyStatus left field %s unlike the %s one", typ, typ.Field(i).Name, map[bool]string{true: "source's", false: "destination's own"}[i == status.Index[0]])
 		}
-		in, old, out := fresh(), fresh(), fresh()
-		filler.Fill(in)
-		filler.Fill(old)
-		c.statusOver(out, in, old)
-		vo, vi, vold := reflect.ValueOf(out).Elem(), reflect.ValueOf(in).Elem(), reflect.ValueOf(old).Elem()
-		for i := 0; i < typ.NumField(); i++ {
-			want := vold
-			if i == status.Index[0] {
-				want = vi
-			}
-			if !reflect.DeepEqual(vo.Field(i).Interface(), want.Field(i).Interface()) {
-				t.Errorf("%s: statusOver's field %s is not the %s one", typ, typ.Field(i).Name, map[bool]string{true: "request's", false: "stored"}[i == status.Index[0]])
-			}
-		}
-		if p := sharedMemory(vo.Field(status.Index[0]), vi.Field(status.Index[0]), "status"); p != "" {
-			t.Errorf("%s: statusOver's status shares %s with the request's", typ, p)
-		}
+	}
+	if p := sharedMemory(vc.Field(status.Index[0]), vf.Field(status.Index[0]), "status"); p != "" {
+		t.Errorf("%s: copyStatus's status shares %s with the source's", typ, p)
 	}
 }
 

@@ -1,5 +1,36 @@
 package simulator
 
+import (
+	"reflect"
+	"testing"
+)
+
+// CheckRegisteredCopiers checks every registered typed copier
+// (RegisterCopier, RegisterStatusCopier) as
+// TestTypedCopiersCopyLikeTheGeneratedMethods checks the built-in ones,
+// and that every type in want is registered and found by a new world's
+// kinds.
+func CheckRegisteredCopiers(t *testing.T, want ...reflect.Type) {
+	t.Helper()
+	n := 0
+	registeredCopiers.Range(func(k, v any) bool {
+		n++
+		checkTypedCopier(t, k.(reflect.Type), v.(*typedCopier))
+		return true
+	})
+	for _, typ := range want {
+		if _, ok := registeredCopiers.Load(typ); !ok {
+			t.Errorf("%s has no registered copier", typ)
+		}
+		if factsOf(typ).typed == nil {
+			t.Errorf("%s: a new world's kind facts do not use its registered copier", typ)
+		}
+	}
+	if n == 0 {
+		t.Error("no registered copier: nothing checked")
+	}
+}
+
 // SetWritePaths makes the stores built from now on take the fast write
 // paths ("fast"), none of them ("slow"), or the fast ones with every
 // dropped answer's request zeroed ("poison"): for the external tests that

@@ -334,7 +334,7 @@ func factsOf(st reflect.Type) *typeFacts {
 		}
 	}
 	f.deepCopyInto = copyIntoMethod(reflect.PointerTo(st))
-	f.typed = builtinCopiers[st]
+	f.typed = copierFor(st)
 	if f.statusField >= 0 {
 		f.statusCopyInto = copyIntoMethod(reflect.PointerTo(st.Field(f.statusField).Type))
 	}

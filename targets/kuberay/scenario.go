@@ -44,6 +44,12 @@ func Scheme() *runtime.Scheme { return simulator.NewScheme(rayv1.AddToScheme) }
 
 var scheme = Scheme()
 
+// Every reconcile reads the RayCluster (and writes its status): copied
+// through its generated methods called directly, not through reflection.
+func init() {
+	simulator.RegisterStatusCopier(func(rc *rayv1.RayCluster) *rayv1.RayClusterStatus { return &rc.Status })
+}
+
 var quietLogs sync.Once
 
 // Controller returns KubeRay's RayCluster controller, built as KubeRay's
