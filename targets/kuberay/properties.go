@@ -40,8 +40,13 @@ func workerLabels() map[string]string {
 	return map[string]string{utils.RayClusterLabelKey: ClusterName, utils.RayNodeGroupLabelKey: GroupName, utils.RayNodeTypeLabelKey: string(rayv1.WorkerNode)}
 }
 
+// isWorker: the pod carries every one of workerLabels, as the selector of
+// workerLabels matches it (each label present with its value, none of the
+// values empty), read in place: the workload's wait and the properties ask
+// it of every pod after every change (TestIsWorkerIsTheSelector).
 func isWorker(pod *corev1.Pod) bool {
-	return labels.SelectorFromSet(workerLabels()).Matches(labels.Set(pod.Labels))
+	l := pod.Labels
+	return l[utils.RayClusterLabelKey] == ClusterName && l[utils.RayNodeGroupLabelKey] == GroupName && l[utils.RayNodeTypeLabelKey] == string(rayv1.WorkerNode)
 }
 
 func isHead(pod *corev1.Pod) bool {
@@ -297,8 +302,10 @@ func podNames(pods []*corev1.Pod) string {
 	return strings.Join(names, ", ")
 }
 
-// converged reads ground truth through a client.Reader (a workload's wait).
-func converged(ctx context.Context, r client.Reader) (bool, string) {
+// converged reads ground truth through a client.Reader (a workload's wait)
+// and decides as convergedOn does, without the explanation: the wait asks
+// it after every change of a pod, and only its answer counts.
+func converged(ctx context.Context, r client.Reader) bool {
 	var rc *rayv1.RayCluster
 	var got rayv1.RayCluster
 	if err := r.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: ClusterName}, &got); err == nil {
@@ -307,20 +314,23 @@ func converged(ctx context.Context, r client.Reader) (bool, string) {
 	var pods corev1.PodList
 	var svcs corev1.ServiceList
 	if err := r.List(ctx, &pods, client.InNamespace(Namespace)); err != nil {
-		return false, err.Error()
+		return false
 	}
 	if err := r.List(ctx, &svcs, client.InNamespace(Namespace)); err != nil {
-		return false, err.Error()
+		return false
 	}
-	podPtrs := make([]*corev1.Pod, len(pods.Items))
+	var podBuf [16]*corev1.Pod
+	podPtrs := podBuf[:0]
 	for i := range pods.Items {
-		podPtrs[i] = &pods.Items[i]
+		podPtrs = append(podPtrs, &pods.Items[i])
 	}
-	svcPtrs := make([]*corev1.Service, len(svcs.Items))
+	var svcBuf [8]*corev1.Service
+	svcPtrs := svcBuf[:0]
 	for i := range svcs.Items {
-		svcPtrs[i] = &svcs.Items[i]
+		svcPtrs = append(svcPtrs, &svcs.Items[i])
 	}
-	return convergedOn(rc, podPtrs, svcPtrs)
+	ok, _ := convergence(rc, podPtrs, svcPtrs, false)
+	return ok
 }
 
 // convergedOn: the cluster's pods are what its spec asks. No cluster, or a
@@ -328,7 +338,15 @@ func converged(ctx context.Context, r client.Reader) (bool, string) {
 // pod and its head service, exactly the desired number of Running workers
 // in group small, and no pod of it being deleted.
 func convergedOn(rc *rayv1.RayCluster, pods []*corev1.Pod, svcs []*corev1.Service) (bool, string) {
-	var heads, workers, terminating []*corev1.Pod
+	return convergence(rc, pods, svcs, true)
+}
+
+// convergence is convergedOn, with the explanation only when explain (the
+// answer is the same either way: one decision, the strings built beside
+// it).
+func convergence(rc *rayv1.RayCluster, pods []*corev1.Pod, svcs []*corev1.Service, explain bool) (bool, string) {
+	var headBuf, workerBuf, termBuf [8]*corev1.Pod
+	heads, workers, terminating := headBuf[:0], workerBuf[:0], termBuf[:0]
 	for _, p := range pods {
 		if p.Labels[utils.RayClusterLabelKey] != ClusterName {
 			continue
@@ -344,11 +362,17 @@ func convergedOn(rc *rayv1.RayCluster, pods []*corev1.Pod, svcs []*corev1.Servic
 	}
 	if suspendedOrGone(rc) {
 		if n := len(heads) + len(workers) + len(terminating); n > 0 {
+			if !explain {
+				return false, ""
+			}
 			return false, fmt.Sprintf("the cluster is suspended or gone but %d of its pods remain (heads %s; workers %s; terminating %s)", n, podNames(heads), podNames(workers), podNames(terminating))
 		}
 		return true, "no pods"
 	}
 	if len(heads) != 1 || heads[0].Status.Phase != corev1.PodRunning || !properties.OwnedBy(heads[0], rc) {
+		if !explain {
+			return false, ""
+		}
 		return false, fmt.Sprintf("want one Running head pod of this cluster, have %s", describePods(heads))
 	}
 	headSvc := false
@@ -368,10 +392,19 @@ func convergedOn(rc *rayv1.RayCluster, pods []*corev1.Pod, svcs []*corev1.Servic
 		}
 	}
 	if running != want || len(workers) != want {
+		if !explain {
+			return false, ""
+		}
 		return false, fmt.Sprintf("want %d Running workers in group %s, have %s", want, GroupName, describePods(workers))
 	}
 	if len(terminating) > 0 {
+		if !explain {
+			return false, ""
+		}
 		return false, "pods still terminating: " + podNames(terminating)
+	}
+	if !explain {
+		return true, ""
 	}
 	return true, fmt.Sprintf("head and %d workers running", want)
 }

@@ -289,6 +289,5 @@ func updateCluster(f func(*rayv1.RayCluster)) func(context.Context, client.Clien
 // settled: the user's wait condition, on ground truth: the pods match what
 // the cluster's spec asks (see converged).
 func settled(ctx context.Context, r client.Reader) bool {
-	ok, _ := converged(ctx, r)
-	return ok
+	return converged(ctx, r)
 }
