@@ -79,7 +79,11 @@ func fastWritesObject(r *rand.Rand, i int) client.Object {
 		}
 		return sts
 	case 1:
-		return &corev1.Pod{ObjectMeta: meta, Spec: corev1.PodSpec{Containers: containers()}}
+		pod := &corev1.Pod{ObjectMeta: meta, Spec: corev1.PodSpec{Containers: containers()}}
+		if r.IntN(2) == 0 {
+			pod.Spec.NodeName = "node-1" // bound: a delete is graceful, until confirmed
+		}
+		return pod
 	case 2:
 		return &corev1.PersistentVolumeClaim{ObjectMeta: meta, Spec: corev1.PersistentVolumeClaimSpec{
 			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
@@ -244,6 +248,14 @@ func (s *fastWritesSide) write(t *testing.T, op string, req client.Object, befor
 		err = s.cl.Patch(ctx, req, client.MergeFrom(before))
 	case "delete":
 		err = s.cl.Delete(ctx, req)
+	case "delete now":
+		// A kubelet's confirmation of a terminating pod's deletion.
+		err = s.cl.Delete(ctx, req, client.GracePeriodSeconds(0))
+	case "delete sooner":
+		// A terminating pod's grace period shortened.
+		err = s.cl.Delete(ctx, req, client.GracePeriodSeconds(5))
+	case "delete foreground":
+		err = s.cl.Delete(ctx, req, client.PropagationPolicy(metav1.DeletePropagationForeground))
 	}
 	out := fastWritesOutcome{err: errString(err), obj: req, event: s.c.History.Events[len(s.c.History.Events)-1]}
 	k, _ := s.c.Store.kinds.forObject(req)
@@ -276,7 +288,7 @@ func TestFastWritesAnswerAsTheSlowPaths(t *testing.T) {
 	if testing.Short() {
 		cases = 60
 	}
-	ops := []string{"update", "update", "update", "status", "status", "patch", "update dry-run", "delete"}
+	ops := []string{"update", "update", "update", "status", "status", "patch", "update dry-run", "delete", "delete now", "delete sooner", "delete foreground"}
 	spares, shortcuts := 0, 0
 	for i := 0; i < cases; i++ {
 		var sides [2]*fastWritesSide

@@ -966,7 +966,11 @@ func (s *Store) Delete(k *kindInfo, namespace, name string, opts DeleteOptions) 
 			return nil, conflict(k, name, fmt.Sprintf("Precondition failed: ResourceVersion in precondition: %s, ResourceVersion in object meta: %s", *p.ResourceVersion, old.GetResourceVersion()))
 		}
 	}
-	obj := copyObject(old)
+	// A delete changes only metadata (and a namespace's status phase, a
+	// field of the object's own struct): the object it stores shares the
+	// rest with old, as statusOver and overOld do, instead of copying the
+	// whole object.
+	obj, shared := s.metadataCopy(k, old)
 	finalizers := obj.GetFinalizers()
 	if opts.PropagationPolicy != nil {
 		switch *opts.PropagationPolicy {
@@ -990,6 +994,13 @@ func (s *Store) Delete(k *kindInfo, namespace, name string, opts DeleteOptions) 
 			shortenPodGrace(obj, old, *opts.GracePeriodSeconds)
 		}
 		obj.SetFinalizers(finalizers)
+		if shared {
+			// TypeMeta and every field but the metadata are old's own:
+			// write's comparison of the whole objects is that of the
+			// metadata and the rest, found equal in place.
+			c, _, err := s.writeChecked(k, key, obj, old, metaEqual(obj, old) && restEqual(k, obj, old))
+			return c, err
+		}
 		c, _, err := s.write(k, key, obj, old)
 		return c, err
 	}
@@ -1018,6 +1029,36 @@ func (s *Store) Delete(k *kindInfo, namespace, name string, opts DeleteOptions) 
 	obj.SetDeletionGracePeriodSeconds(&grace)
 	obj.SetFinalizers(finalizers)
 	return s.commit(k, key, model.ChangeModified, obj), nil
+}
+
+// metadataCopy returns a new object of kind k with a deep copy of old's
+// metadata and every other top-level field of old, shared (stored objects
+// are never mutated), and true; with the write fast paths off, or for a
+// type whose metadata it cannot find, a deep copy of old and false.
+func (s *Store) metadataCopy(k *kindInfo, old client.Object) (client.Object, bool) {
+	om, ok := objectMeta(old)
+	if s.slowWrites || !ok {
+		return copyObject(old), false
+	}
+	obj := k.newObject()
+	reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(old).Elem())
+	dm, _ := objectMeta(obj)
+	om.DeepCopyInto(dm)
+	return obj, true
+}
+
+// restEqual reports whether every top-level field of a and b (two objects
+// of kind k) but TypeMeta and metadata is semantically equal, as
+// equality.Semantic.DeepEqual says: with metaEqual and equal TypeMeta,
+// its answer for the whole objects (as update's no-op check finds it).
+// What a shares with b compares in place, without a walk.
+func restEqual(k *kindInfo, a, b client.Object) bool {
+	for _, i := range k.specFields {
+		if !fieldEqual(k, a, b, i) {
+			return false
+		}
+	}
+	return k.statusField < 0 || fieldEqual(k, a, b, k.statusField)
 }
 
 // podSpecGrace reads spec.terminationGracePeriodSeconds of a pod without
