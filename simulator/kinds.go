@@ -204,6 +204,19 @@ func newKindRegistry(scheme *runtime.Scheme, clusterScoped, noStatus []schema.Gr
 
 // forObject returns the kind of a typed object. Unstructured objects are
 // resolved through their apiVersion/kind.
+// forType is forObject for an object of pointer type t, without one once
+// the type is known.
+func (r *kindRegistry) forType(t reflect.Type) (*kindInfo, error) {
+	if k, ok := r.byType[t]; ok {
+		return k, nil
+	}
+	obj, ok := reflect.New(t.Elem()).Interface().(runtime.Object)
+	if !ok {
+		return nil, fmt.Errorf("opcheck: %s is not an API object type", t)
+	}
+	return r.forObject(obj)
+}
+
 func (r *kindRegistry) forObject(obj runtime.Object) (*kindInfo, error) {
 	t := reflect.TypeOf(obj)
 	if k, ok := r.byType[t]; ok {

@@ -2,9 +2,11 @@ package simulator
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -63,6 +65,10 @@ func (m *untilMemo) note(obj runtime.Object) {
 		m.blind = true
 		return
 	}
+	m.noteKind(k)
+}
+
+func (m *untilMemo) noteKind(k *kindInfo) {
 	for _, s := range m.seen {
 		if s.kind == k {
 			return
@@ -174,4 +180,101 @@ func sharedList(w *World, ctx context.Context, list client.ObjectList, opts ...c
 	lm.SetContinue("")
 	lm.SetRemainingItemCount(nil)
 	return nil
+}
+
+// SharedGet reads one object of Go type T (a kind's pointer type, e.g.
+// *rayv1.RayCluster) for a workload step's Until condition. Through the
+// reader Until is handed it copies nothing: the answer is the stored
+// revision itself (apiVersion and kind set, as stored), to read and never
+// modify, and the kind is noted as its Get would note it. Through any
+// other reader it is a new T filled by r.Get. A condition that decides
+// from a few fields of many objects after every change reads them so
+// without a copy of each (the KubeRay scenarios' wait).
+func SharedGet[T client.Object](ctx context.Context, r client.Reader, key client.ObjectKey) (T, error) {
+	t := reflect.TypeFor[T]()
+	if ur, ok := r.(untilReader); ok && t.Kind() == reflect.Pointer {
+		w := ur.m.w
+		if k, err := w.Store.kinds.forType(t); err == nil && !isBindingKind(k) && k.typ == t.Elem() {
+			ur.m.noteKind(k)
+			stored, ok := w.Store.peek(k, objectKey(k, key.Namespace, key.Name))
+			if !ok {
+				var none T
+				return none, apierrors.NewNotFound(k.gr, key.Name)
+			}
+			return stored.(T), nil
+		}
+	}
+	obj := reflect.New(t.Elem()).Interface().(T)
+	err := r.Get(ctx, key, obj)
+	return obj, err
+}
+
+// SharedList lists objects of Go type T for a workload step's Until
+// condition: list is a typed list of T's kind (e.g. &corev1.PodList{}).
+// Through the reader Until is handed, with no Limit or Continue, it copies
+// nothing: the answer is the stored revisions themselves, in the order
+// List gives them, to read and never modify, and list is left empty (the
+// kind is noted as its List would note it). Through any other reader it is
+// r.List into list and the addresses of its items.
+func SharedList[T client.Object](ctx context.Context, r client.Reader, list client.ObjectList, opts ...client.ListOption) ([]T, error) {
+	if ur, ok := r.(untilReader); ok {
+		if objs, ok, err := sharedItems(ur.m, list, opts); ok || err != nil {
+			out := make([]T, 0, len(objs))
+			for _, o := range objs {
+				t, isT := o.(T)
+				if !isT {
+					return nil, fmt.Errorf("opcheck: SharedList of %T items from a %T: want the list of T's kind", o, list)
+				}
+				out = append(out, t)
+			}
+			return out, err
+		}
+	}
+	if err := r.List(ctx, list, opts...); err != nil {
+		return nil, err
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, len(items))
+	for i, o := range items {
+		t, isT := o.(T)
+		if !isT {
+			return nil, fmt.Errorf("opcheck: SharedList of %T items from a %T: want the list of T's kind", o, list)
+		}
+		out[i] = t
+	}
+	return out, nil
+}
+
+// sharedItems is the stored revisions sharedList would shallow-copy into
+// list, noting the kind; ok is false (nothing noted) when sharedList would
+// ask World.Reader instead.
+func sharedItems(m *untilMemo, list client.ObjectList, opts []client.ListOption) (objs []client.Object, ok bool, err error) {
+	w := m.w
+	k, err := w.Store.kinds.forObject(list)
+	if err != nil || isBindingKind(k) {
+		return nil, false, nil
+	}
+	var o client.ListOptions
+	o.ApplyOptions(opts)
+	if o.Limit > 0 || o.Continue != "" || !typedItems(k, list).IsValid() {
+		return nil, false, nil
+	}
+	if _, isList := list.(metav1.ListInterface); !isList {
+		return nil, false, nil
+	}
+	m.noteKind(k)
+	lo := &ListOptions{Namespace: o.Namespace, Labels: o.LabelSelector, Fields: o.FieldSelector}
+	if err := validateFieldSelector(lo.Fields); err != nil {
+		return nil, true, err
+	}
+	w.Store.table(k) // as a quorum read does (see sharedList)
+	for _, obj := range storedList(w, k, lo.Namespace) {
+		if lo.matches(obj) {
+			objs = append(objs, obj)
+		}
+	}
+	return objs, true, nil
 }

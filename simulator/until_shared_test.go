@@ -8,15 +8,20 @@ import (
 	"strings"
 	"testing"
 
+	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/opcheck/opcheck/model"
 	"github.com/opcheck/opcheck/simulator"
 	"github.com/opcheck/opcheck/targets"
+	"github.com/opcheck/opcheck/targets/kuberay"
 )
 
 // sharedReadChooser chooses at random and, at every step decision, checks
@@ -29,9 +34,33 @@ import (
 // the store's own data.
 type sharedReadChooser struct {
 	memoCheckChooser
-	sc      *simulator.Scenario
-	answers map[bool]int // the conditions' answers seen
-	reads   int          // objects compared
+	sc          *simulator.Scenario
+	answers     map[bool]int // the conditions' answers seen
+	reads       int          // objects compared
+	sharedReads int          // objects compared through SharedGet and SharedList
+}
+
+// sharedGets are SharedGet of the kinds the shipped scenarios' conditions
+// read, by pointer type.
+var sharedGets = map[reflect.Type]func(context.Context, client.Reader, client.ObjectKey) (client.Object, error){
+	reflect.TypeFor[*corev1.Pod]():         sharedGetAs[*corev1.Pod],
+	reflect.TypeFor[*corev1.Service]():     sharedGetAs[*corev1.Service],
+	reflect.TypeFor[*rayv1.RayCluster]():   sharedGetAs[*rayv1.RayCluster],
+	reflect.TypeFor[*appsv1.StatefulSet](): sharedGetAs[*appsv1.StatefulSet],
+}
+
+func sharedGetAs[T client.Object](ctx context.Context, r client.Reader, key client.ObjectKey) (client.Object, error) {
+	return simulator.SharedGet[T](ctx, r, key)
+}
+
+// withoutTypeMeta is a shallow copy of a stored object with apiVersion and
+// kind cleared, as a typed read answers.
+func withoutTypeMeta(obj runtime.Object) runtime.Object {
+	v := reflect.New(reflect.TypeOf(obj).Elem())
+	v.Elem().Set(reflect.ValueOf(obj).Elem())
+	out := v.Interface().(runtime.Object)
+	out.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+	return out
 }
 
 func (c *sharedReadChooser) Choose(d model.Decision) int {
@@ -104,6 +133,19 @@ func (c *sharedReadChooser) compareKind(ctx context.Context, shared, deep client
 		if fmt.Sprint(gerr) != fmt.Sprint(werr) || !reflect.DeepEqual(got, want) {
 			return nil, fmt.Errorf("List %s %v: the shared reader gives\n%+v (%v)\nWorld.Reader\n%+v (%v)", gvk.Kind, opts, got, gerr, want, werr)
 		}
+		// SharedList: the stored revisions themselves, the same objects
+		// as World.Reader's copies but for apiVersion and kind.
+		ptrs, perr := simulator.SharedList[client.Object](ctx, shared, newList(), opts...)
+		wantItems, _ := meta.ExtractList(want)
+		if fmt.Sprint(perr) != fmt.Sprint(werr) || len(ptrs) != len(wantItems) {
+			return nil, fmt.Errorf("SharedList %s %v: %d objects (%v), World.Reader %d (%v)", gvk.Kind, opts, len(ptrs), perr, len(wantItems), werr)
+		}
+		for i, p := range ptrs {
+			if !reflect.DeepEqual(withoutTypeMeta(p), wantItems[i]) {
+				return nil, fmt.Errorf("SharedList %s %v: item %d is\n%+v\nWorld.Reader's\n%+v", gvk.Kind, opts, i, p, wantItems[i])
+			}
+		}
+		c.sharedReads += len(ptrs)
 		return want, nil
 	}
 	all, err := list(client.InNamespace(ns))
@@ -138,6 +180,13 @@ func (c *sharedReadChooser) compareKind(ctx context.Context, shared, deep client
 		if fmt.Sprint(gerr) != fmt.Sprint(werr) || apierrors.ReasonForError(gerr) != apierrors.ReasonForError(werr) || !reflect.DeepEqual(got, want) {
 			return fmt.Errorf("Get %s %s: the shared reader gives\n%+v (%v)\nWorld.Reader\n%+v (%v)", gvk.Kind, key, got, gerr, want, werr)
 		}
+		if get, ok := sharedGets[reflect.TypeOf(want)]; ok {
+			p, perr := get(ctx, shared, key)
+			if fmt.Sprint(perr) != fmt.Sprint(werr) || apierrors.ReasonForError(perr) != apierrors.ReasonForError(werr) || (werr == nil && !reflect.DeepEqual(withoutTypeMeta(p), want)) {
+				return fmt.Errorf("SharedGet %s %s: \n%+v (%v)\nWorld.Reader\n%+v (%v)", gvk.Kind, key, p, perr, want, werr)
+			}
+			c.sharedReads++
+		}
 	}
 	return nil
 }
@@ -151,18 +200,45 @@ func TestSharedUntilReads(t *testing.T) {
 		seeds = 1
 	}
 	faults := model.FaultBudget{Crashes: 1, Stale: 1, Evictions: 2, Drops: 1}
-	answers, reads := map[bool]int{}, 0
+	answers, reads, sharedReads := map[bool]int{}, 0, 0
 	for _, sc := range targets.All() {
 		for seed := range uint64(seeds) {
 			c := &sharedReadChooser{memoCheckChooser: memoCheckChooser{r: rand.New(rand.NewPCG(seed, 0x73686172))}, sc: sc, answers: answers}
 			runChecked(t, sc, seed, c, &c.memoCheckChooser, faults)
 			reads += c.reads
+			sharedReads += c.sharedReads
 		}
 	}
 	// The comparison is not vacuous: conditions both held and failed,
 	// and objects were read.
-	if answers[true] == 0 || answers[false] == 0 || reads < 1000 {
-		t.Fatalf("too little compared: condition answers %v, %d objects read", answers, reads)
+	if answers[true] == 0 || answers[false] == 0 || reads < 1000 || sharedReads < 1000 {
+		t.Fatalf("too little compared: condition answers %v, %d objects read, %d through SharedGet and SharedList", answers, reads, sharedReads)
 	}
-	t.Logf("condition answers %v, %d objects compared", answers, reads)
+	t.Logf("condition answers %v, %d objects compared, %d through SharedGet and SharedList", answers, reads, sharedReads)
+}
+
+// TestSharedGetAndListNoteWhatGetAndListNote: a condition reading through
+// SharedGet and SharedList is asked again on the same changes as one
+// reading through Get and List: the memo notes the same kinds, in order.
+func TestSharedGetAndListNoteWhatGetAndListNote(t *testing.T) {
+	w, err := simulator.NewWorld(kuberay.Scenario(kuberay.Lifecycle), nil, simulator.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	key := client.ObjectKey{Namespace: "default", Name: "raycluster"}
+	shared, sharedBlind := w.UntilReads(func(r client.Reader) {
+		_, _ = simulator.SharedGet[*rayv1.RayCluster](ctx, r, key)
+		_, _ = simulator.SharedList[*corev1.Pod](ctx, r, &corev1.PodList{}, client.InNamespace("default"))
+		_, _ = simulator.SharedList[*corev1.Service](ctx, r, &corev1.ServiceList{}, client.MatchingLabels{"a": "b"})
+	})
+	copied, copiedBlind := w.UntilReads(func(r client.Reader) {
+		_ = r.Get(ctx, key, &rayv1.RayCluster{})
+		_ = r.List(ctx, &corev1.PodList{}, client.InNamespace("default"))
+		_ = r.List(ctx, &corev1.ServiceList{}, client.MatchingLabels{"a": "b"})
+	})
+	want := []string{"RayCluster", "Pod", "Service"}
+	if !reflect.DeepEqual(shared, want) || !reflect.DeepEqual(copied, want) || sharedBlind || copiedBlind {
+		t.Fatalf("noted through SharedGet/SharedList %v (lost track: %v), through Get/List %v (%v); want %v both", shared, sharedBlind, copied, copiedBlind, want)
+	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/opcheck/opcheck/model"
 	"github.com/opcheck/opcheck/properties"
+	"github.com/opcheck/opcheck/simulator"
 )
 
 // Properties are what a RayCluster user relies on.
@@ -304,32 +305,23 @@ func podNames(pods []*corev1.Pod) string {
 
 // converged reads ground truth through a client.Reader (a workload's wait)
 // and decides as convergedOn does, without the explanation: the wait asks
-// it after every change of a pod, and only its answer counts.
+// it after every change of a pod, and only its answer counts. It reads
+// the stored objects themselves where the reader allows (SharedGet,
+// SharedList): it only reads them.
 func converged(ctx context.Context, r client.Reader) bool {
-	var rc *rayv1.RayCluster
-	var got rayv1.RayCluster
-	if err := r.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: ClusterName}, &got); err == nil {
-		rc = &got
+	rc, err := simulator.SharedGet[*rayv1.RayCluster](ctx, r, client.ObjectKey{Namespace: Namespace, Name: ClusterName})
+	if err != nil {
+		rc = nil
 	}
-	var pods corev1.PodList
-	var svcs corev1.ServiceList
-	if err := r.List(ctx, &pods, client.InNamespace(Namespace)); err != nil {
+	pods, err := simulator.SharedList[*corev1.Pod](ctx, r, &corev1.PodList{}, client.InNamespace(Namespace))
+	if err != nil {
 		return false
 	}
-	if err := r.List(ctx, &svcs, client.InNamespace(Namespace)); err != nil {
+	svcs, err := simulator.SharedList[*corev1.Service](ctx, r, &corev1.ServiceList{}, client.InNamespace(Namespace))
+	if err != nil {
 		return false
 	}
-	var podBuf [16]*corev1.Pod
-	podPtrs := podBuf[:0]
-	for i := range pods.Items {
-		podPtrs = append(podPtrs, &pods.Items[i])
-	}
-	var svcBuf [8]*corev1.Service
-	svcPtrs := svcBuf[:0]
-	for i := range svcs.Items {
-		svcPtrs = append(svcPtrs, &svcs.Items[i])
-	}
-	ok, _ := convergence(rc, podPtrs, svcPtrs, false)
+	ok, _ := convergence(rc, pods, svcs, false)
 	return ok
 }
 
