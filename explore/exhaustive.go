@@ -274,6 +274,9 @@ func (s *treeSearch) work() {
 			return
 		}
 		s.record(prefix, index, c, r, pruned)
+		if s.opts.Visit == nil && (s.best == nil || s.best.history != r.History) {
+			r.Release() // nothing kept it: its history array serves a later schedule
+		}
 	}
 }
 
@@ -306,6 +309,7 @@ func (s *treeSearch) run(prefix []int, index int) (*dfsChooser, *simulator.Resul
 		if a, b := r.History.Lines(), again.History.Lines(); a != b {
 			return c, r, false, notDeterministic(s.sc, fmt.Sprintf("exhaustive schedule %d (replayed from its %d recorded choices)", index, len(r.Choices)), a, b)
 		}
+		again.Release()
 	}
 	if shards := opts.Shards; shards > 1 && !c.skipped && len(c.taken) < SplitDepth && owner(c.taken, c.widths)%shards != opts.Shard {
 		// A schedule that never reached the split point belongs to

@@ -297,6 +297,9 @@ func Explore(sc *simulator.Scenario, opts Options) Report {
 				return false
 			}
 		}
+		if opts.Visit == nil && rep.History != res.History {
+			res.Release() // nothing kept it: its history array serves a later schedule
+		}
 		return true
 	})
 	if err != nil {
@@ -343,6 +346,8 @@ func sample(sc *simulator.Scenario, opts Options, start time.Time, account func(
 						err = fmt.Errorf("scenario %s, schedule %d (seed %d), second run: %w", sc.Name, i, seed, err2)
 					case res.History.Lines() != again.History.Lines():
 						err = notDeterministic(sc, fmt.Sprintf("schedule %d (seed %d)", i, seed), res.History.Lines(), again.History.Lines())
+					default:
+						again.Release()
 					}
 				}
 				results <- outcome{pos, res, err}

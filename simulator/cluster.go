@@ -2,6 +2,7 @@ package simulator
 
 import (
 	"fmt"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -45,13 +46,39 @@ func NewCluster(scheme *runtime.Scheme, opts ClusterOptions) *Cluster {
 	}
 	c := &Cluster{Clock: &model.Clock{}}
 	if opts.Events > 0 {
-		c.History.Events = make([]model.Event, 0, opts.Events)
+		c.History.Events = recycledHistory(opts.Events)
 	}
 	c.Store = NewStore(scheme, c.Clock, opts.StoreOptions)
 	for i := 1; i <= n; i++ {
 		c.Servers = append(c.Servers, NewAPIServer(i, c.Store))
 	}
 	return c
+}
+
+// historyArrays holds the event arrays of released runs (Result.Release),
+// cleared, for the next cluster built with an Events hint: a schedule's
+// history is a sixth of the bytes it allocates, and an array grown past the
+// hint by one run fits the next without growing again.
+var historyArrays sync.Pool // of *[]model.Event, length 0
+
+// recycledHistory returns an empty history array of capacity at least n:
+// a released one when there is one, else a new one.
+func recycledHistory(n int) []model.Event {
+	if p, ok := historyArrays.Get().(*[]model.Event); ok && cap(*p) >= n {
+		return (*p)[:0]
+	}
+	return make([]model.Event, 0, n)
+}
+
+// recycleHistory clears events and keeps the array for recycledHistory.
+// The caller promises that nothing reads it again (Result.Release).
+func recycleHistory(events []model.Event) {
+	if cap(events) == 0 {
+		return
+	}
+	clear(events)
+	events = events[:0]
+	historyArrays.Put(&events)
 }
 
 // Server returns apiserver id (1-based).

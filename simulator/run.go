@@ -36,6 +36,22 @@ type Result struct {
 	World     *World
 }
 
+// Release hands the run's history array back for a later run to reuse.
+// Call it only when nothing will read the result again: not its History,
+// not its World, not an event pointer a callback kept. It empties r
+// (History and World become nil) so that a use after release fails loudly
+// instead of reading another run's events. Violations are copies and stay
+// valid.
+func (r *Result) Release() {
+	if r == nil || r.History == nil {
+		return
+	}
+	events := r.History.Events
+	r.History.Events = nil
+	r.History, r.World = nil, nil
+	recycleHistory(events)
+}
+
 // Run executes one schedule of the scenario: every decision is asked of
 // chooser and recorded. The same choices give the same history, byte for
 // byte. An error is a harness error (a broken scenario), never a finding.
