@@ -1,12 +1,9 @@
 package simulator
 
 import (
-	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"hash"
 	"hash/fnv"
-	"io"
 	"reflect"
 	"slices"
 	"sort"
@@ -174,23 +171,19 @@ func (x *explorerHooks) contentHash(obj client.Object) uint64 {
 	return h
 }
 
-// contentHasher computes the FNV-64a hash of an object's JSON encoding
-// (encoding/json's, byte for byte) with resourceVersion and managedFields
-// left out. It neither deep-copies the object to blank those two fields
-// nor allocates the encoding: the object's struct is copied shallowly into
-// a scratch value of its type (the two fields are set on the copy only,
-// the rest is shared and only read), and the encoder writes straight into
-// the hash.
+// contentHasher computes the content hash of an object (contenthash.go:
+// equal exactly when the JSON encodings are) with resourceVersion and
+// managedFields left out. It does not deep-copy the object to blank those
+// two fields: the object's struct is copied shallowly into a scratch value
+// of its type (the two fields are set on the copy only, the rest is shared
+// and only read).
 type contentHasher struct {
-	h       hash.Hash64
-	enc     *json.Encoder
+	h       contentHash
 	scratch map[reflect.Type]reflect.Value // per object type, a *T to copy into
 }
 
 func (c *contentHasher) hash(obj client.Object) uint64 {
-	if c.h == nil {
-		c.h = fnv.New64a()
-		c.enc = json.NewEncoder(jsonLineWriter{c.h})
+	if c.scratch == nil {
 		c.scratch = map[reflect.Type]reflect.Value{}
 	}
 	var view client.Object
@@ -208,11 +201,10 @@ func (c *contentHasher) hash(obj client.Object) uint64 {
 	}
 	view.SetResourceVersion("")
 	view.SetManagedFields(nil)
-	c.h.Reset()
-	if err := c.enc.Encode(view); err != nil {
-		panic("simulator: hashing " + obj.GetName() + ": " + err.Error())
-	}
-	return c.h.Sum64()
+	c.h.sum = fnvOffset64
+	vv := reflect.ValueOf(view)
+	encoderOf(vv.Type())(&c.h, vv)
+	return c.h.sum
 }
 
 // shallowScratch returns a new *T for a pointer-to-struct type t whose
@@ -233,17 +225,6 @@ func shallowScratch(t reflect.Type) reflect.Value {
 }
 
 var objectMetaType = reflect.TypeFor[metav1.ObjectMeta]()
-
-// jsonLineWriter passes a json.Encoder's output on without the newline
-// Encode ends every value with, so the hash is json.Marshal's.
-type jsonLineWriter struct{ w io.Writer }
-
-func (j jsonLineWriter) Write(b []byte) (int, error) {
-	if _, err := j.w.Write(bytes.TrimSuffix(b, []byte("\n"))); err != nil {
-		return 0, err
-	}
-	return len(b), nil
-}
 
 // StoreHash fingerprints the store's contents alone (object content without
 // resourceVersion, kind by kind): the ground truth a schedule ended in,

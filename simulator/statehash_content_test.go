@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -15,9 +16,10 @@ import (
 
 // jsonContentHash is the content hash as it was first written: a deep
 // copy without resourceVersion and managedFields, through json.Marshal,
-// into FNV-64a. contentHasher must give the same value for every object,
-// so the explorer's equality classes of states stay exactly what they were.
-func jsonContentHash(t *testing.T, obj client.Object) uint64 {
+// into FNV-64a. contentHasher must put objects in the same classes (equal
+// hashes exactly when these are equal), so the explorer's equality classes
+// of states stay exactly what they were.
+func jsonContentHash(t testing.TB, obj client.Object) uint64 {
 	t.Helper()
 	c := copyObject(obj)
 	c.SetResourceVersion("")
@@ -51,8 +53,9 @@ func contentTestPod() *corev1.Pod {
 		Spec: corev1.PodSpec{
 			NodeName:                      NodeName,
 			TerminationGracePeriodSeconds: &grace,
-			Containers:                    []corev1.Container{{Name: "c", Image: "img:1", Args: []string{"--x"}}},
-			Volumes:                       []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data-web-0"}}}},
+			Containers: []corev1.Container{{Name: "c", Image: "img:1", Args: []string{"--x"},
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}},
+			Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data-web-0"}}}},
 		},
 		Status: corev1.PodStatus{
 			Phase:      corev1.PodRunning,
@@ -64,10 +67,11 @@ func contentTestPod() *corev1.Pod {
 
 var testEpoch = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
-// The content hash is json.Marshal's hash of the object without its
-// resourceVersion and managedFields, for typed objects (shallow copy),
-// for unstructured ones (deep copy), and for every object the built-in
-// actors leave in a store; and hashing leaves the object as it was.
+// The content hash puts objects in json.Marshal's classes (of the object
+// without its resourceVersion and managedFields), for typed objects
+// (shallow copy), for unstructured ones (deep copy), and for every object
+// the built-in actors leave in a store; and hashing leaves the object as
+// it was.
 func TestContentHashIsTheJSONHash(t *testing.T) {
 	w, user := newActorTestWorld()
 	if err := user.Create(t.Context(), testSet(3)); err != nil {
@@ -86,21 +90,72 @@ func TestContentHashIsTheJSONHash(t *testing.T) {
 		t.Fatalf("only %d objects", len(objs))
 	}
 	var x explorerHooks
+	classes := ContentClasses{}
 	for _, obj := range objs {
 		before, err := json.Marshal(obj)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := jsonContentHash(t, obj)
-		for range 2 { // the second time through the scratch value
-			if got := x.content.hash(obj); got != want {
-				t.Fatalf("%T %s: content hash %x, json.Marshal's %x", obj, obj.GetName(), got, want)
-			}
+		got := x.content.hash(obj)
+		if again := x.content.hash(obj); again != got { // the second time through the scratch value
+			t.Fatalf("%T %s: content hash %x, then %x", obj, obj.GetName(), got, again)
+		}
+		if err := classes.Add(obj, got, jsonContentHash(t, obj)); err != nil {
+			t.Fatal(err)
 		}
 		after, _ := json.Marshal(obj)
 		if string(before) != string(after) {
 			t.Fatalf("%T %s: hashing changed the object:\n%s\n%s", obj, obj.GetName(), before, after)
 		}
+	}
+}
+
+// Values that differ but encode alike in JSON hash alike: the explorer
+// merged the states they make, and must go on merging them.
+func TestContentHashMergesWhatJSONMerges(t *testing.T) {
+	var x explorerHooks
+	base := contentTestPod()
+	baseHash := x.content.hash(base)
+	alike := map[string]func(p *corev1.Pod){
+		"args nil vs empty (omitempty)":     func(p *corev1.Pod) { p.Spec.Containers[0].Command = []string{} },
+		"labels map rebuilt in other order": func(p *corev1.Pod) { p.Labels = map[string]string{"tier": "<front>&", "app": "web"} },
+		"annotations empty vs nil":          func(p *corev1.Pod) { p.Spec.NodeSelector = map[string]string{} },
+		"quantity 1000m vs 1": func(p *corev1.Pod) {
+			p.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("1000m")
+		},
+		"time within the same second": func(p *corev1.Pod) { p.CreationTimestamp = metav1.NewTime(testEpoch.Add(400 * time.Millisecond)) },
+		"time in another zone":        func(p *corev1.Pod) { p.CreationTimestamp = metav1.NewTime(testEpoch.In(time.FixedZone("x", 3600))) },
+		"condition time within the second": func(p *corev1.Pod) {
+			p.Status.Conditions[0].LastTransitionTime = metav1.NewTime(testEpoch.Add(time.Millisecond))
+		},
+		"empty ephemeral containers": func(p *corev1.Pod) { p.Spec.EphemeralContainers = []corev1.EphemeralContainer{} },
+	}
+	for what, change := range alike {
+		p := contentTestPod()
+		change(p)
+		if j, bj := jsonContentHash(t, p), jsonContentHash(t, base); j != bj {
+			t.Fatalf("%s: the JSON encodings differ: the case does not test what it says", what)
+		}
+		if h := x.content.hash(p); h != baseHash {
+			t.Errorf("%s: JSON encodes it alike, but the content hash differs (%x, base %x)", what, h, baseHash)
+		}
+	}
+	// A nil slice without omitempty is null, an empty one [].
+	none, empty := contentTestPod(), contentTestPod()
+	none.Spec.Containers, empty.Spec.Containers = nil, []corev1.Container{}
+	if jsonContentHash(t, none) == jsonContentHash(t, empty) {
+		t.Fatal("containers nil and empty encode alike: the case does not test what it says")
+	}
+	if x.content.hash(none) == x.content.hash(empty) {
+		t.Error("containers nil (null) and empty ([]) hash alike")
+	}
+	// And a zero creation time (omitzero) is left out as JSON leaves it out.
+	zero := contentTestPod()
+	zero.CreationTimestamp = metav1.Time{}
+	zero2 := contentTestPod()
+	zero2.CreationTimestamp = metav1.NewTime(time.Time{})
+	if x.content.hash(zero) != x.content.hash(zero2) || x.content.hash(zero) == x.content.hash(contentTestPod()) {
+		t.Errorf("zero creation times: %x and %x, set: %x; want the zero ones equal and unlike the set one", x.content.hash(zero), x.content.hash(zero2), x.content.hash(contentTestPod()))
 	}
 }
 
@@ -130,6 +185,9 @@ func TestContentHashSeesEveryField(t *testing.T) {
 		"pod ip":               func(p *corev1.Pod) { p.Status.PodIP = "10.0.0.2" },
 		"namespace":            func(p *corev1.Pod) { p.Namespace = "other" },
 		"kind":                 func(p *corev1.Pod) { p.Kind = "" },
+		"cpu request": func(p *corev1.Pod) {
+			p.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("2")
+		},
 	}
 	seen := map[uint64]string{base: "base"}
 	for what, change := range changes {
