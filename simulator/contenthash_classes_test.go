@@ -20,7 +20,7 @@ import (
 func TestContentHashClassesAreJSONs(t *testing.T) {
 	seeds := 6
 	if testing.Short() {
-		seeds = 1
+		seeds = 2
 	}
 	classes := simulator.ContentClasses{}
 	objects, distinct := 0, map[uint64]bool{}
