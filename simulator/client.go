@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -81,9 +82,65 @@ type Client struct {
 	// successful write does not copy the stored result back into it.
 	// Errors and the history are the same either way.
 	dropAnswers bool
+	// selectors are the label selectors this client's Lists rendered
+	// lately, with their text (see selectorText).
+	selectors []renderedSelector
 }
 
 var _ client.Client = (*Client)(nil)
+
+// renderedSelector is a label selector's requirements (a private copy)
+// and its String().
+type renderedSelector struct {
+	reqs labels.Requirements
+	text string
+}
+
+// maxRenderedSelectors bounds a client's cache of rendered selectors.
+const maxRenderedSelectors = 8
+
+// selectorText is sel.String(), the Detail of a List's event. A
+// controller builds a new selector for every List (client.MatchingLabels),
+// mostly with the same few requirements; rendering each was 2% of a
+// KubeRay schedule. The text of requirements equal to ones rendered before
+// is the text rendered then: String() is a function of the requirements.
+func (c *Client) selectorText(sel labels.Selector) string {
+	reqs, selectable := sel.Requirements()
+	if !selectable || c.slowSelectors() {
+		return sel.String()
+	}
+	for _, r := range c.selectors {
+		if requirementsEqual(r.reqs, reqs) {
+			return r.text
+		}
+	}
+	text := sel.String()
+	own := make(labels.Requirements, len(reqs))
+	for i := range reqs {
+		reqs[i].DeepCopyInto(&own[i])
+	}
+	if len(c.selectors) == maxRenderedSelectors {
+		c.selectors = c.selectors[1:]
+	}
+	c.selectors = append(c.selectors, renderedSelector{own, text})
+	return text
+}
+
+// slowSelectors: with the write fast paths off (the differential tests'
+// slow side), every selector is rendered afresh.
+func (c *Client) slowSelectors() bool { return c.cluster.Store.slowWrites }
+
+func requirementsEqual(a, b labels.Requirements) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !a[i].Equal(b[i]) {
+			return false
+		}
+	}
+	return true
+}
 
 // Actor is who the client's calls are recorded as.
 func (c *Client) Actor() model.Actor { return c.actor }
@@ -254,7 +311,7 @@ func (c *Client) List(ctx context.Context, list client.ObjectList, opts ...clien
 	}
 	e := model.Event{Op: model.OpList, Kind: k.gvk.Kind, Namespace: o.Namespace, ReadRev: readRev, HeadRev: c.cluster.Store.rev, Stale: stale, Err: errString(err)}
 	if lo.Labels != nil && !lo.Labels.Empty() {
-		e.Detail = lo.Labels.String()
+		e.Detail = c.selectorText(lo.Labels)
 	}
 	if err == nil {
 		e.Versions = make([]model.Version, len(objs))
