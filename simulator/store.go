@@ -231,7 +231,24 @@ func setTypeMeta(k *kindInfo, obj client.Object) {
 
 func (s *Store) newUID() types.UID {
 	s.uidSeq++
-	return types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012d", s.uidSeq))
+	return uidOf(s.uidSeq)
+}
+
+// uidPrefix starts every UID: a version-4 UUID's layout, counted in its
+// last group.
+const uidPrefix = "00000000-0000-4000-8000-"
+
+// uidOf is the UID of the n-th object created: uidPrefix and n in at least
+// 12 digits, zero-padded (fmt's %012d, without fmt on the create path).
+func uidOf(n uint64) types.UID {
+	var digits [20]byte
+	d := strconv.AppendUint(digits[:0], n, 10)
+	b := make([]byte, 0, len(uidPrefix)+max(12, len(d)))
+	b = append(b, uidPrefix...)
+	for i := len(d); i < 12; i++ {
+		b = append(b, '0')
+	}
+	return types.UID(append(b, d...))
 }
 
 // nameSuffixAlphabet is the alphabet the apiserver uses for generateName

@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -74,5 +75,20 @@ func TestSelectorTextIsString(t *testing.T) {
 	}
 	if hits < 500 || hits > 1900 || len(c.selectors) != maxRenderedSelectors {
 		t.Fatalf("%d cache hits of 2,000, %d selectors cached: the cache was not exercised both ways", hits, len(c.selectors))
+	}
+}
+
+// TestUIDOfIsTheFormat: uidOf writes what fmt's %012d after the prefix
+// writes, for short, 12-digit and longer counts.
+func TestUIDOfIsTheFormat(t *testing.T) {
+	r := rand.New(rand.NewPCG(14, 6))
+	ns := []uint64{0, 1, 9, 10, 99, 123456789012, 999999999999, 1000000000000, 1<<64 - 1}
+	for i := 0; i < 1000; i++ {
+		ns = append(ns, r.Uint64()>>r.UintN(64))
+	}
+	for _, n := range ns {
+		if got, want := string(uidOf(n)), fmt.Sprintf("00000000-0000-4000-8000-%012d", n); got != want {
+			t.Fatalf("uidOf(%d) = %q, want %q", n, got, want)
+		}
 	}
 }
