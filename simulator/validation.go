@@ -4,6 +4,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"sync"
 	"unsafe"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -100,7 +101,7 @@ func validateCreate(k *kindInfo, obj client.Object) error {
 		errs = append(errs, field.Forbidden(metadataPath.Child("namespace"), "not allowed on this type"))
 	}
 	if l := obj.GetLabels(); len(l) > 0 {
-		errs = append(errs, metav1validation.ValidateLabels(l, labelsPath)...)
+		errs = append(errs, validateLabels(l, labelsPath)...)
 	}
 	if a := obj.GetAnnotations(); len(a) > 0 {
 		errs = append(errs, apivalidation.ValidateAnnotations(a, annotationsPath)...)
@@ -146,7 +147,7 @@ func validateMetaUpdate(obj, old client.Object) field.ErrorList {
 		errs = append(errs, apivalidation.ValidateImmutableField(g, was, metadataPath.Child("deletionGracePeriodSeconds"))...)
 	}
 	if !maps.Equal(obj.GetLabels(), old.GetLabels()) {
-		errs = append(errs, metav1validation.ValidateLabels(obj.GetLabels(), labelsPath)...)
+		errs = append(errs, validateLabels(obj.GetLabels(), labelsPath)...)
 	}
 	if !maps.Equal(obj.GetAnnotations(), old.GetAnnotations()) {
 		errs = append(errs, apivalidation.ValidateAnnotations(obj.GetAnnotations(), annotationsPath)...)
@@ -229,7 +230,7 @@ func validateTemplate(sel *metav1.LabelSelector, tpl *corev1.PodTemplateSpec, al
 			errs = append(errs, field.Invalid(selPath, sel, "empty selector is invalid for this kind"))
 		}
 	}
-	errs = append(errs, metav1validation.ValidateLabels(tpl.Labels, specTemplateLabelsPath)...)
+	errs = append(errs, validateLabels(tpl.Labels, specTemplateLabelsPath)...)
 	if sel != nil && len(errs) == 0 {
 		if s, err := metav1.LabelSelectorAsSelector(sel); err == nil && !s.Matches(labels.Set(tpl.Labels)) {
 			errs = append(errs, field.Invalid(specTemplateLabelsPath, tpl.Labels, "`selector` does not match template `labels`"))
@@ -343,7 +344,7 @@ func validateServiceSpec(s *corev1.ServiceSpec, p *field.Path) field.ErrorList {
 	if p != specPath {
 		selector = p.Child("selector")
 	}
-	errs = append(errs, metav1validation.ValidateLabels(s.Selector, selector)...)
+	errs = append(errs, validateLabels(s.Selector, selector)...)
 	if s.ClusterIP == corev1.ClusterIPNone && s.Type != corev1.ServiceTypeClusterIP {
 		errs = append(errs, field.Invalid(p.Child("clusterIP"), s.ClusterIP, "may not be set to 'None' for "+string(s.Type)+" services"))
 	}
@@ -476,6 +477,65 @@ func sameValue[T any](a, b *T) bool {
 func containsAll[T any](have, want []T) bool {
 	for i := range want {
 		if !slices.ContainsFunc(have, func(h T) bool { return equality.Semantic.DeepEqual(h, want[i]) }) {
+			return false
+		}
+	}
+	return true
+}
+
+// validLabelParts remembers the label keys and values apimachinery's
+// ValidateLabels found valid. Its answer for a set of labels is its
+// answers for each key and each value, one by one (ValidateLabelName,
+// IsValidLabelValue), so a set whose every key and value was found valid
+// before is valid, and is not checked again: every create and update of
+// an object with labels asks, with the same few labels each time. Bounded,
+// shared by every world of the process.
+var validLabelParts struct {
+	sync.RWMutex
+	keys, values map[string]struct{}
+}
+
+// maxValidLabelParts bounds each of validLabelParts' sets.
+const maxValidLabelParts = 4096
+
+// validateLabels is metav1validation.ValidateLabels(l, path), which it
+// skips when every key and value of l was found valid before.
+func validateLabels(l map[string]string, path *field.Path) field.ErrorList {
+	if len(l) == 0 {
+		return nil
+	}
+	if labelsKnownValid(l) {
+		return nil
+	}
+	errs := metav1validation.ValidateLabels(l, path)
+	if len(errs) == 0 {
+		v := &validLabelParts
+		v.Lock()
+		if v.keys == nil {
+			v.keys, v.values = map[string]struct{}{}, map[string]struct{}{}
+		}
+		for k, val := range l {
+			if len(v.keys) < maxValidLabelParts {
+				v.keys[k] = struct{}{}
+			}
+			if len(v.values) < maxValidLabelParts {
+				v.values[val] = struct{}{}
+			}
+		}
+		v.Unlock()
+	}
+	return errs
+}
+
+func labelsKnownValid(l map[string]string) bool {
+	v := &validLabelParts
+	v.RLock()
+	defer v.RUnlock()
+	for k, val := range l {
+		if _, ok := v.keys[k]; !ok {
+			return false
+		}
+		if _, ok := v.values[val]; !ok {
 			return false
 		}
 	}
