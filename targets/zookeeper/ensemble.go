@@ -62,7 +62,7 @@ func (e *Ensemble) reachable(address string) bool {
 	svc, rest, _ := strings.Cut(address, ".")
 	ns, _, _ := strings.Cut(rest, ".")
 	cr := strings.TrimSuffix(svc, "-client")
-	for _, obj := range e.world.PeekList(&corev1.Pod{}, ns) {
+	for _, obj := range e.world.PeekList(podProto, ns) {
 		pod := obj.(*corev1.Pod)
 		if pod.Labels[AppLabel] == cr && simulator.PodServing(pod) {
 			return true
@@ -70,6 +70,10 @@ func (e *Ensemble) reachable(address string) bool {
 	}
 	return false
 }
+
+// podProto names the Pod kind for PeekList, which reads its type only:
+// one shared value, never written, instead of a fresh Pod per call.
+var podProto = &corev1.Pod{}
 
 // NewClient returns a client of this ensemble for one reconciler.
 func (e *Ensemble) NewClient() ZookeeperClient { return &ensembleClient{e: e} }
