@@ -100,8 +100,10 @@ func scaleCR(nodes int32) func(context.Context, client.Client) error {
 
 func readyNodes(n int32) func(context.Context, client.Reader) bool {
 	return func(ctx context.Context, r client.Reader) bool {
-		var sts appsv1.StatefulSet
-		if err := r.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: stsName}, &sts); err != nil {
+		// Read in place, not copied (SharedGet): the wait is asked after
+		// every change.
+		sts, err := simulator.SharedGet[*appsv1.StatefulSet](ctx, r, client.ObjectKey{Namespace: Namespace, Name: stsName})
+		if err != nil {
 			return false
 		}
 		return sts.Status.ReadyReplicas == n && sts.Spec.Replicas != nil && *sts.Spec.Replicas == n
@@ -112,8 +114,8 @@ func readyNodes(n int32) func(context.Context, client.Reader) bool {
 func decommissionDone(n int32) func(context.Context, client.Reader) bool {
 	return func(ctx context.Context, r client.Reader) bool {
 		pod := PodName(stsName, n)
-		err1 := r.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: pod}, &corev1.Pod{})
-		err2 := r.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: PVCName(pod)}, &corev1.PersistentVolumeClaim{})
+		_, err1 := simulator.SharedGet[*corev1.Pod](ctx, r, client.ObjectKey{Namespace: Namespace, Name: pod})
+		_, err2 := simulator.SharedGet[*corev1.PersistentVolumeClaim](ctx, r, client.ObjectKey{Namespace: Namespace, Name: PVCName(pod)})
 		return apierrors.IsNotFound(err1) && apierrors.IsNotFound(err2)
 	}
 }
