@@ -20,10 +20,13 @@ func TestReleaseClearsTheArrayItRecycles(t *testing.T) {
 		}
 		grown := cap(events)
 		h := &model.History{Events: events}
-		r := &Result{History: h, World: &World{}}
+		r := &Result{History: h, World: &World{}, Choices: make([]model.Choice, 3, 8)}
 		r.Release()
-		if r.History != nil || r.World != nil || h.Events != nil {
-			t.Fatalf("after Release: result history %v, world %v, history events %d: want all nil, so a late reader fails loudly", r.History, r.World, len(h.Events))
+		if r.History != nil || r.World != nil || h.Events != nil || r.Choices != nil {
+			t.Fatalf("after Release: result history %v, world %v, history events %d, choices %v: want all nil, so a late reader fails loudly", r.History, r.World, len(h.Events), r.Choices)
+		}
+		if c := recycledChoices(); len(c) != 0 {
+			t.Fatalf("recycledChoices gave %d choices, want none", len(c))
 		}
 		again := recycledHistory(600)
 		if len(again) != 0 || cap(again) < 600 {

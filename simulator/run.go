@@ -2,6 +2,7 @@ package simulator
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -36,12 +37,12 @@ type Result struct {
 	World     *World
 }
 
-// Release hands the run's history array back for a later run to reuse.
-// Call it only when nothing will read the result again: not its History,
-// not its World, not an event pointer a callback kept. It empties r
-// (History and World become nil) so that a use after release fails loudly
-// instead of reading another run's events. Violations are copies and stay
-// valid.
+// Release hands the run's history and choice arrays back for a later run
+// to reuse. Call it only when nothing will read the result again: not its
+// History, its Choices or its World, not an event pointer a callback kept.
+// It empties r (History, Choices and World become nil) so that a use after
+// release fails loudly instead of reading another run's. Violations are
+// copies and stay valid.
 func (r *Result) Release() {
 	if r == nil || r.History == nil {
 		return
@@ -50,6 +51,25 @@ func (r *Result) Release() {
 	r.History.Events = nil
 	r.History, r.World = nil, nil
 	recycleHistory(events)
+	if cap(r.Choices) > 0 {
+		choices := r.Choices[:0]
+		choiceArrays.Put(&choices)
+	}
+	r.Choices = nil
+}
+
+// choiceArrays holds the choice arrays of released runs (Result.Release)
+// for the next world's recorder: a schedule records hundreds of choices,
+// and growing the array from nothing copies it at every doubling.
+var choiceArrays sync.Pool // of *[]model.Choice, length 0
+
+// recycledChoices returns an empty choice array, a released one when
+// there is one. Choices hold no pointers: nothing needs clearing.
+func recycledChoices() []model.Choice {
+	if p, ok := choiceArrays.Get().(*[]model.Choice); ok {
+		return (*p)[:0]
+	}
+	return nil
 }
 
 // Run executes one schedule of the scenario: every decision is asked of
@@ -94,7 +114,7 @@ func NewWorld(sc *Scenario, chooser model.Chooser, opts RunOptions) (w *World, e
 		Cluster:  NewCluster(sc.Scheme, ClusterOptions{APIServers: sc.APIServers, Events: worldEvents, StoreOptions: sc.StoreOptions}),
 		Scenario: sc,
 		clients:  map[model.Actor]*Client{},
-		sched:    stepScheduler{recorder: &model.Recorder{Inner: chooser}},
+		sched:    stepScheduler{recorder: &model.Recorder{Inner: chooser, Choices: recycledChoices()}},
 		faults:   faultInjector{budget: sc.Faults},
 	}
 	if opts.Faults != nil {
