@@ -67,6 +67,13 @@ func APIServerNumber(a Actor) (int, bool) {
 	return n, err == nil && n > 0
 }
 
+// IsController reports whether a is a controller under test: Group() ==
+// GroupController, without Group's comparisons against every built-in
+// name (no built-in actor's name starts with "controller/";
+// TestActorGroup checks the two agree). Property monitors ask it of every
+// event.
+func (a Actor) IsController() bool { return strings.HasPrefix(string(a), controllerPrefix) }
+
 // Group is the actor's group.
 func (a Actor) Group() ActorGroup {
 	switch a {

@@ -15,6 +15,7 @@ func TestActorGroup(t *testing.T) {
 		{ActorKubelet, GroupBuiltIn},
 		{ActorGC, GroupBuiltIn},
 		{ActorPVCProtection, GroupBuiltIn},
+		{ActorNamespace, GroupBuiltIn},
 		{ActorFault, GroupFault},
 		{ActorClock, GroupClock},
 		{"zookeeper-ensemble", GroupExternal},
@@ -22,9 +23,14 @@ func TestActorGroup(t *testing.T) {
 		{"apiserver-0", GroupExternal},
 		{"apiserver-x", GroupExternal},
 		{"controllers", GroupExternal},
+		{"controller", GroupExternal},
+		{"controller/", GroupController},
 	} {
 		if got := tc.actor.Group(); got != tc.want {
 			t.Errorf("Actor(%q).Group() = %s, want %s", tc.actor, got, tc.want)
+		}
+		if got := tc.actor.IsController(); got != (tc.want == GroupController) {
+			t.Errorf("Actor(%q).IsController() = %v, but its group is %s", tc.actor, got, tc.want)
 		}
 	}
 }

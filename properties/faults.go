@@ -54,7 +54,12 @@ func (f *faultLog) observe(s *State, e *model.Event) {
 			r = &reconcileSoFar{}
 			f.inflight[e.Actor] = r
 		}
-		*r = reconcileSoFar{start: model.Event{Kind: e.Kind, Namespace: e.Namespace, Name: e.Name}, step: e.Step, active: true}
+		// Field by field, as lastCall below: the start's other fields
+		// stay zero, lastCall is read only once calls > 0 (every call
+		// sets it whole), and zeroing two Events at every reconcile
+		// showed in profiles.
+		r.start.Kind, r.start.Namespace, r.start.Name = e.Kind, e.Namespace, e.Name
+		r.step, r.calls, r.active = e.Step, 0, true
 	case (e.Op == model.OpReconcileDone || e.Op == model.OpPanic) && IsController(e.Actor):
 		if r := f.inflight[e.Actor]; r != nil {
 			r.active = false

@@ -17,7 +17,7 @@ import (
 
 // IsController reports whether a is a controller under test, an actor named
 // "controller/<name>" (see model.ControllerActor).
-func IsController(a model.Actor) bool { return a.Group() == model.GroupController }
+func IsController(a model.Actor) bool { return a.IsController() }
 
 // monitorFuncs adapts two functions to Monitor; a nil function reports
 // nothing.
