@@ -125,7 +125,9 @@ type Options struct {
 	// Visit, when set, is called after every schedule this shard runs,
 	// with the schedule's index (for the exhaustive search: the number of
 	// schedules started before it), its seed (0 for the exhaustive search)
-	// and its result; res.Choices are its choices.
+	// and its result; res.Choices are its choices. Without Visit the
+	// explorer recycles the arrays of every result it does not report
+	// (simulator.Result.Release); with it, none: Visit may keep res.
 	Visit func(index int, seed uint64, res *simulator.Result)
 }
 
