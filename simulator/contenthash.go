@@ -158,6 +158,11 @@ func compileEncoder(t reflect.Type, building map[reflect.Type]*encoderCell) cont
 // first (a pointer-receiver one only when the value is addressable), then
 // the kind.
 func newContentEncoder(t reflect.Type, allowAddr bool, building map[reflect.Type]*encoderCell) contentEncoder {
+	if t.Kind() == reflect.Interface {
+		// Even an interface type with a MarshalJSON method: encoding/json
+		// writes null for a nil one.
+		return encodeJSON
+	}
 	if t == metaTimeType {
 		return encodeMetaTime
 	}

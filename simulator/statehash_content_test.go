@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -212,5 +213,49 @@ func TestContentHashSeesEveryField(t *testing.T) {
 	}
 	if x.content.hash(sts) != x.content.hash(testSet(2)) {
 		t.Error("two equal StatefulSets hash differently")
+	}
+}
+
+// interfaceHolder is a custom resource with interface-typed fields,
+// nil and not: the content hash takes them as encoding/json does.
+type interfaceHolder struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Marshaler         json.Marshaler `json:"marshaler"`
+	Any               any            `json:"any,omitempty"`
+}
+
+func (h *interfaceHolder) DeepCopyObject() runtime.Object {
+	c := *h
+	c.ObjectMeta = *h.ObjectMeta.DeepCopy()
+	return &c
+}
+
+// Interface fields, nil or holding values that encode alike or not, are
+// hashed in JSON's classes, and a nil one with a MarshalJSON method does
+// not panic.
+func TestContentHashOfInterfaceFields(t *testing.T) {
+	q := resource.MustParse("1")
+	q2 := resource.MustParse("1000m")
+	objs := []*interfaceHolder{
+		{},
+		{Marshaler: q},
+		{Marshaler: q2}, // encodes as "1" too
+		{Marshaler: resource.MustParse("2")},
+		{Any: int64(3)},
+		{Any: float64(3)}, // encodes as 3 too
+		{Any: "3"},
+		{Any: map[string]any{"b": 1, "a": []any{nil, "x"}}},
+	}
+	var x explorerHooks
+	classes := ContentClasses{}
+	for i, o := range objs {
+		o.Name = "h"
+		if err := classes.Add(o, x.content.hash(o), jsonContentHash(t, o)); err != nil {
+			t.Fatalf("object %d: %v", i, err)
+		}
+	}
+	if x.content.hash(objs[1]) != x.content.hash(objs[2]) || x.content.hash(objs[4]) != x.content.hash(objs[5]) {
+		t.Error("values that encode alike behind an interface hash differently")
 	}
 }
