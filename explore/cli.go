@@ -14,7 +14,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/opcheck/opcheck/model"
 	"github.com/opcheck/opcheck/simulator"
 )
 
@@ -294,9 +293,6 @@ func (c *cli) check(args []string, stdout, stderr io.Writer) int {
 			}
 			opts.Faults = &b
 		}
-		if b := effectiveFaults(sc, opts); b.Stale > 1 && (opts.Strategy == "" || opts.Strategy == StrategyExhaustive) {
-			fmt.Fprintf(stderr, "explore check: note: %s: the exhaustive search pauses one watch cache at a time and keeps it paused until the faults end, so a stale budget of %d explores what 1 does (docs/explore.md); -strategy random, pct or uniform pause, resume and pause again\n", sc.Name, b.Stale)
-		}
 		if isTerminal(stderr) {
 			opts.Progress = progressLine(stderr, sc.Name)
 		}
@@ -397,15 +393,6 @@ func isTerminal(w io.Writer) bool {
 	}
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
-
-// effectiveFaults is the fault budget an exploration of sc with opts
-// runs with: opts.Faults when set, else the scenario's.
-func effectiveFaults(sc *simulator.Scenario, opts Options) model.FaultBudget {
-	if opts.Faults != nil {
-		return *opts.Faults
-	}
-	return sc.Faults
 }
 
 // progressLine returns a Progress callback that redraws one status line at

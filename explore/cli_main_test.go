@@ -124,30 +124,3 @@ func TestCheckJSONAndShard(t *testing.T) {
 	}
 }
 
-// A stale budget above 1 explores nothing more than 1 in the exhaustive
-// search (one cache is paused at a time, until the faults end): check says
-// so on stderr, and only there, rather than let the budget look spent.
-func TestCheckNotesStaleBudgetAboveOne(t *testing.T) {
-	dir := t.TempDir()
-	const note = "a stale budget of 2 explores what 1 does"
-	for _, c := range []struct {
-		args []string
-		want bool
-	}{
-		{[]string{"-stale", "2"}, true},
-		{[]string{"-stale", "1"}, false},
-		{[]string{"-stale", "2", "-strategy", "random", "-schedules", "3"}, false},
-	} {
-		args := append(append([]string{"check", "-json", "-crashes", "0", "-out", dir}, c.args...), "casskop/fixed")
-		code, out, errs := runCLI(t, args...)
-		if code != 0 {
-			t.Fatalf("%v: exit %d\n%s%s", c.args, code, out, errs)
-		}
-		if got := strings.Contains(errs, note); got != c.want {
-			t.Errorf("%v: stderr has the note %v, want %v:\n%s", c.args, got, c.want, errs)
-		}
-		if strings.Contains(out, note) {
-			t.Errorf("%v: the note went to stdout, which must stay one JSON object per scenario:\n%s", c.args, out)
-		}
-	}
-}

@@ -23,7 +23,14 @@ type faultInjector struct {
 	caughtUp   bool // the CaughtUp event is recorded
 
 	pauseSteps []Step               // the stale-fault steps, built once
+	pauseOf    []pauseTarget        // the cache each of pauseSteps pauses
 	evictions  revisionMemo[[]Step] // the eviction steps at one revision
+}
+
+// pauseTarget is the watch cache a stale-fault step pauses.
+type pauseTarget struct {
+	server *APIServer
+	kind   *kindInfo
 }
 
 // pausedCache is a watch cache a stale fault paused.
@@ -100,16 +107,29 @@ func (f *faultInjector) steps(w *World, buf []Step) []Step {
 			buf = append(buf, hs.crash...)
 		}
 	}
-	if b.Stale > 0 && len(f.paused) == 0 {
+	// While the budget lasts, any cache not paused yet may be paused, also
+	// while others are: an apiserver that lags usually lags in every
+	// cache, and a stale budget of N then means N caches behind at once
+	// (the exhaustive search keeps each paused until the faults end).
+	if b.Stale > 0 {
 		if f.pauseSteps == nil {
 			for _, s := range w.Servers {
 				for _, k := range f.staleKinds {
 					s, k := s, k
 					f.pauseSteps = append(f.pauseSteps, Step{Actor: model.ActorFault, Class: model.StepFault, Fault: model.FaultStale, Kind: k.gvk.Kind, Label: "pause " + string(model.APIServerActor(s.ID)) + " " + k.gvk.Kind + " cache", Run: func() { f.pause(w, s, k) }})
+					f.pauseOf = append(f.pauseOf, pauseTarget{s, k})
 				}
 			}
 		}
-		buf = append(buf, f.pauseSteps...)
+		if len(f.paused) == 0 {
+			buf = append(buf, f.pauseSteps...)
+		} else {
+			for i := range f.pauseSteps {
+				if !f.isPaused(f.pauseOf[i]) {
+					buf = append(buf, f.pauseSteps[i])
+				}
+			}
+		}
 	}
 	if len(f.paused) > 0 {
 		p := f.paused[0]
@@ -180,6 +200,17 @@ func (f *faultInjector) crash(w *World, h *Host, s *APIServer) {
 		}
 	}
 	w.record(model.ActorFault, model.OpRestart, "", "", string(nh.actor), detail)
+}
+
+// isPaused reports whether a stale fault paused t's cache and it has not
+// resumed.
+func (f *faultInjector) isPaused(t pauseTarget) bool {
+	for _, p := range f.paused {
+		if p.server == t.server && p.cache.kind == t.kind {
+			return true
+		}
+	}
+	return false
 }
 
 // pause stops apiserver s's cache of kind k where it is.
