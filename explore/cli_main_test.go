@@ -123,4 +123,3 @@ func TestCheckJSONAndShard(t *testing.T) {
 		t.Errorf("got %+v, want casskop/upstream-fix inconclusive over 2 schedules (shard 1/2 of 4)", r)
 	}
 }
-

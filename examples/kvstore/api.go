@@ -47,6 +47,9 @@ type KVStoreList struct {
 }
 
 // DeepCopyInto copies in into out.
+func (in *KVStoreStatus) DeepCopyInto(out *KVStoreStatus) { *out = *in }
+
+// DeepCopyInto copies in into out.
 func (in *KVStore) DeepCopyInto(out *KVStore) {
 	*out = *in
 	out.TypeMeta = in.TypeMeta

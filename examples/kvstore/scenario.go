@@ -98,15 +98,24 @@ func scale(replicas int32) func(context.Context, client.Client) error {
 	}
 }
 
-// ready: the KVStore reports phase Ready with n ready replicas.
+// ready: the KVStore reports phase Ready with n ready replicas. The
+// condition is asked after every change of a KVStore, so it reads the
+// stored revision in place (SharedGet: no copy; it must not modify it).
 func ready(n int32) func(context.Context, client.Reader) bool {
 	return func(ctx context.Context, r client.Reader) bool {
-		var kv KVStore
-		if err := r.Get(ctx, key, &kv); err != nil {
+		kv, err := simulator.SharedGet[*KVStore](ctx, r, key)
+		if err != nil {
 			return false
 		}
 		return kv.Status.Phase == PhaseReady && kv.Status.ReadyReplicas == n
 	}
+}
+
+// KVStore objects are copied on every read through their generated copy
+// methods called directly, not through reflection, and so is their status
+// on every status write.
+func init() {
+	simulator.RegisterStatusCopier(func(kv *KVStore) *KVStoreStatus { return &kv.Status })
 }
 
 // memberGone: member i's pod and PVC no longer exist.
