@@ -604,3 +604,81 @@ func (s mapStatus) Patch(ctx context.Context, obj client.Object, patch client.Pa
 func (s mapStatus) Apply(context.Context, runtime.ApplyConfiguration, ...client.SubResourceApplyOption) error {
 	return fmt.Errorf("mapClient: status apply not supported")
 }
+
+// BenchmarkSyncWallClock measures what Scenario.SyncWallClock costs the
+// KubeRay scenarios, whose unmodified reconciler reads time.Now: each op
+// runs one random schedule (seeds 0-7 in turn) in a testing/synctest
+// bubble of its own that sleeps at every tick, as the scenario does, and
+// then the same seed without it (the real clock, which barely moves, so
+// KubeRay's wall-clock timeouts never expire and the schedule may differ:
+// a cost figure, not a verdict), timing each, so that a drift of the
+// machine's speed touches both alike. It reports both times, their ratio,
+// the ticks a schedule takes and how many of them a later sleep could
+// absorb (a tick followed by another before any controller or workload
+// step, the only steps that could read the wall clock in between).
+//
+//	go test -run '^$' -bench 'BenchmarkSyncWallClock' -benchtime 800x ./explore/
+func BenchmarkSyncWallClock(b *testing.B) {
+	for _, name := range []string{"kuberay/lifecycle", "kuberay/scale"} {
+		sc, err := targets.Lookup(name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if !sc.SyncWallClock {
+			b.Fatalf("%s: SyncWallClock is off, nothing to measure", name)
+		}
+		none := *sc
+		none.SyncWallClock = false
+		b.Run(strings.ReplaceAll(name, "/", "_"), func(b *testing.B) {
+			ticks, absorbable := 0, 0
+			for seed := range uint64(8) {
+				t, a := tickCounts(b, sc, seed)
+				ticks, absorbable = ticks+t, absorbable+a
+			}
+			b.ResetTimer()
+			var bubble, real time.Duration
+			for i := 0; i < b.N; i++ {
+				seed := uint64(i % 8)
+				for _, v := range []struct {
+					sc    *simulator.Scenario
+					spent *time.Duration
+				}{{sc, &bubble}, {&none, &real}} {
+					start := time.Now()
+					rep := Explore(v.sc, Options{Strategy: StrategyRandom, Schedules: 1, Seed: seed, Workers: 1})
+					*v.spent += time.Since(start)
+					if rep.Err != nil {
+						b.Fatal(rep.Err)
+					}
+				}
+			}
+			b.ReportMetric(float64(bubble.Nanoseconds())/float64(b.N)/1e6, "bubble-ms/schedule")
+			b.ReportMetric(float64(real.Nanoseconds())/float64(b.N)/1e6, "none-ms/schedule")
+			b.ReportMetric(float64(bubble)/float64(real), "bubble-x")
+			b.ReportMetric(float64(ticks)/8, "ticks/schedule")
+			b.ReportMetric(float64(absorbable)/8, "absorbable-ticks/schedule")
+		})
+	}
+}
+
+// tickCounts runs one random schedule and counts its ticks, and those
+// followed by another tick before any controller or workload step.
+func tickCounts(b testing.TB, sc *simulator.Scenario, seed uint64) (ticks, absorbable int) {
+	res, err := RunSchedule(sc, StrategyRandom, seed, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pending := false
+	for _, e := range res.History.Events {
+		switch {
+		case e.Op == model.OpTick:
+			if pending {
+				absorbable++
+			}
+			ticks++
+			pending = true
+		case e.Actor.IsController() || e.Actor.Group() == model.GroupUser:
+			pending = false
+		}
+	}
+	return ticks, absorbable
+}
