@@ -139,47 +139,59 @@ func sharedGet(w *World, ctx context.Context, key client.ObjectKey, obj client.O
 // the stored revisions when list is a typed list of the kind's Go type and
 // asks for no page.
 func sharedList(w *World, ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	k, err := w.Store.kinds.forObject(list)
-	if err != nil || isBindingKind(k) {
+	k, objs, ok, err := storedSelection(w, list, opts)
+	if err != nil {
+		return err
+	}
+	if !ok {
 		return w.peek.List(ctx, list, opts...)
 	}
-	o := (&client.ListOptions{}).ApplyOptions(opts)
 	items := typedItems(k, list)
-	lm, isList := list.(metav1.ListInterface)
-	if o.Limit > 0 || o.Continue != "" || !items.IsValid() || !isList {
-		return w.peek.List(ctx, list, opts...)
+	slice := reflect.MakeSlice(items.Type(), len(objs), len(objs))
+	for i, obj := range objs {
+		slice.Index(i).Set(reflect.ValueOf(obj).Elem())
+		slice.Index(i).Addr().Interface().(client.Object).GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+	}
+	list.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+	items.Set(slice)
+	lm := list.(metav1.ListInterface)
+	lm.SetResourceVersion(w.Store.rev.String())
+	lm.SetContinue("")
+	lm.SetRemainingItemCount(nil)
+	return nil
+}
+
+// storedSelection is what a quorum List of list's kind with opts answers,
+// as the stored revisions themselves (to read, never modify), when list is
+// a typed list of the kind's Go type and asks for no page; ok is false
+// (and nothing is read) otherwise. It is the selection both sharedList
+// (which shallow-copies it into list) and SharedList (which hands it out)
+// make.
+func storedSelection(w *World, list client.ObjectList, opts []client.ListOption) (k *kindInfo, objs []client.Object, ok bool, err error) {
+	k, err = w.Store.kinds.forObject(list)
+	if err != nil || isBindingKind(k) {
+		return nil, nil, false, nil
+	}
+	var o client.ListOptions
+	o.ApplyOptions(opts)
+	if _, isList := list.(metav1.ListInterface); o.Limit > 0 || o.Continue != "" || !typedItems(k, list).IsValid() || !isList {
+		return nil, nil, false, nil
 	}
 	lo := &ListOptions{Namespace: o.Namespace, Labels: o.LabelSelector, Fields: o.FieldSelector}
 	if err := validateFieldSelector(lo.Fields); err != nil {
-		return err
+		return k, nil, false, err
 	}
 	// The stored objects in key order, as the quorum read's selectSorted
 	// gives them (storedList keeps the order per table version). A
 	// quorum read makes the kind's table when it has none (StateHash
 	// sees which tables exist): so does this one.
 	w.Store.table(k)
-	all := storedList(w, k, lo.Namespace)
-	n := 0
-	for _, obj := range all {
+	for _, obj := range storedList(w, k, lo.Namespace) {
 		if lo.matches(obj) {
-			n++
+			objs = append(objs, obj)
 		}
 	}
-	slice := reflect.MakeSlice(items.Type(), n, n)
-	i := 0
-	for _, obj := range all {
-		if lo.matches(obj) {
-			slice.Index(i).Set(reflect.ValueOf(obj).Elem())
-			slice.Index(i).Addr().Interface().(client.Object).GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
-			i++
-		}
-	}
-	list.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
-	items.Set(slice)
-	lm.SetResourceVersion(w.Store.rev.String())
-	lm.SetContinue("")
-	lm.SetRemainingItemCount(nil)
-	return nil
+	return k, objs, true, nil
 }
 
 // SharedGet reads one object of Go type T (a kind's pointer type, e.g.
@@ -218,16 +230,15 @@ func SharedGet[T client.Object](ctx context.Context, r client.Reader, key client
 // r.List into list and the addresses of its items.
 func SharedList[T client.Object](ctx context.Context, r client.Reader, list client.ObjectList, opts ...client.ListOption) ([]T, error) {
 	if ur, ok := r.(untilReader); ok {
-		if objs, ok, err := sharedItems(ur.m, list, opts); ok || err != nil {
-			out := make([]T, 0, len(objs))
-			for _, o := range objs {
-				t, isT := o.(T)
-				if !isT {
-					return nil, fmt.Errorf("opcheck: SharedList of %T items from a %T: want the list of T's kind", o, list)
-				}
-				out = append(out, t)
-			}
-			return out, err
+		k, objs, ok, err := storedSelection(ur.m.w, list, opts)
+		if k != nil {
+			ur.m.noteKind(k)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return itemsAs[T](objs, list)
 		}
 	}
 	if err := r.List(ctx, list, opts...); err != nil {
@@ -237,44 +248,18 @@ func SharedList[T client.Object](ctx context.Context, r client.Reader, list clie
 	if err != nil {
 		return nil, err
 	}
-	out := make([]T, len(items))
-	for i, o := range items {
-		t, isT := o.(T)
+	return itemsAs[T](items, list)
+}
+
+// itemsAs is objs as T, or an error naming list when an item is not a T.
+func itemsAs[T client.Object, O runtime.Object](objs []O, list client.ObjectList) ([]T, error) {
+	out := make([]T, len(objs))
+	for i, o := range objs {
+		t, isT := any(o).(T)
 		if !isT {
 			return nil, fmt.Errorf("opcheck: SharedList of %T items from a %T: want the list of T's kind", o, list)
 		}
 		out[i] = t
 	}
 	return out, nil
-}
-
-// sharedItems is the stored revisions sharedList would shallow-copy into
-// list, noting the kind; ok is false (nothing noted) when sharedList would
-// ask World.Reader instead.
-func sharedItems(m *untilMemo, list client.ObjectList, opts []client.ListOption) (objs []client.Object, ok bool, err error) {
-	w := m.w
-	k, err := w.Store.kinds.forObject(list)
-	if err != nil || isBindingKind(k) {
-		return nil, false, nil
-	}
-	var o client.ListOptions
-	o.ApplyOptions(opts)
-	if o.Limit > 0 || o.Continue != "" || !typedItems(k, list).IsValid() {
-		return nil, false, nil
-	}
-	if _, isList := list.(metav1.ListInterface); !isList {
-		return nil, false, nil
-	}
-	m.noteKind(k)
-	lo := &ListOptions{Namespace: o.Namespace, Labels: o.LabelSelector, Fields: o.FieldSelector}
-	if err := validateFieldSelector(lo.Fields); err != nil {
-		return nil, true, err
-	}
-	w.Store.table(k) // as a quorum read does (see sharedList)
-	for _, obj := range storedList(w, k, lo.Namespace) {
-		if lo.matches(obj) {
-			objs = append(objs, obj)
-		}
-	}
-	return objs, true, nil
 }
