@@ -18,15 +18,24 @@ func (t Time) Wall() time.Time { return Epoch.Add(time.Duration(t) * time.Millis
 
 // String renders the time as seconds with millisecond precision, e.g. "30.5s".
 func (t Time) String() string {
-	s := strconv.FormatInt(int64(t)/1000, 10)
+	var buf [24]byte
+	return string(t.AppendTo(buf[:0]))
+}
+
+// AppendTo appends what String renders to b: a label built around a time
+// (the scheduler's "tick to 30.5s") costs one allocation, not three.
+func (t Time) AppendTo(b []byte) []byte {
+	b = strconv.AppendInt(b, int64(t)/1000, 10)
 	if ms := int64(t) % 1000; ms != 0 {
-		frac := strconv.FormatInt(1000+ms, 10)[1:]
+		var digits [8]byte
+		frac := strconv.AppendInt(digits[:0], 1000+ms, 10)[1:]
 		for frac[len(frac)-1] == '0' {
 			frac = frac[:len(frac)-1]
 		}
-		s += "." + frac
+		b = append(b, '.')
+		b = append(b, frac...)
 	}
-	return s + "s"
+	return append(b, 's')
 }
 
 // FromDuration converts a duration to logical time, rounding down to a

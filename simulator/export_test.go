@@ -3,6 +3,10 @@ package simulator
 import (
 	"reflect"
 	"testing"
+
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/opcheck/opcheck/model"
 )
 
 // CheckRegisteredCopiers checks every registered typed copier
@@ -46,4 +50,15 @@ func SetWritePaths(paths string) {
 	default:
 		panic("SetWritePaths: want fast, slow or poison, not " + paths)
 	}
+}
+
+// NextTimerForTest is the time the world's clock step ticks to.
+func (w *World) NextTimerForTest() (model.Time, bool) { return w.nextTimer() }
+
+// ReconcilingForTest is the request of h's reconcile in flight.
+func (h *Host) ReconcilingForTest() (reconcile.Request, bool) {
+	if h.run == nil {
+		return reconcile.Request{}, false
+	}
+	return h.run.req, true
 }

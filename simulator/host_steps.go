@@ -3,6 +3,8 @@ package simulator
 import (
 	"strconv"
 
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
 	"github.com/opcheck/opcheck/model"
 )
 
@@ -47,14 +49,18 @@ func (w *World) relist(h *Host, inf *informer, why string) {
 // its crashes (one per apiserver it may restart on), starting a reconcile,
 // and, per informer, delivering the next watch event and dropping it. They
 // are built once, since the scheduler asks for them at every decision;
-// continuing a reconcile is built once per reconcile (its label names the
-// request).
+// continuing a reconcile is built once per request it reconciles (its
+// label names the request).
 type hostSteps struct {
 	crash     []Step
 	informers map[*informer]*informerSteps
 	start     *Step
 	continued *reconcileRun // the reconcile cont continues
 	cont      Step
+	// contReq is the request cont's label names: a controller mostly
+	// reconciles the same few requests, and the label is kept until the
+	// request changes.
+	contReq reconcile.Request
 }
 
 // reconcileStep is host h's reconcile step: continue the reconcile in
@@ -69,7 +75,10 @@ func (w *World) reconcileStep(h *Host) Step {
 	}
 	if hs.continued != h.run {
 		hs.continued = h.run
-		hs.cont = Step{Actor: h.actor, Class: model.StepReconcile, Label: "continue " + h.run.req.String(), Run: h.step}
+		if hs.cont.Run == nil || hs.contReq != h.run.req {
+			hs.contReq = h.run.req
+			hs.cont = Step{Actor: h.actor, Class: model.StepReconcile, Label: "continue " + h.run.req.String(), Run: h.step}
+		}
 	}
 	return hs.cont
 }

@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	"slices"
 	"sort"
 
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -53,6 +54,10 @@ func (q *workQueue) Add(req reconcile.Request) {
 
 // AddAfter queues req once the clock reaches at. As client-go's delaying
 // queue, a request waits on at most one timer: the earlier time wins.
+// timers stays ordered by (at, seq); the new timer has the largest seq, so
+// it goes after every timer due at or before at. Inserting there, instead
+// of sorting the whole slice, spares sort.Slice's allocations at every
+// requeue (TestWorkQueueAnswersAsTheSortedQueue).
 func (q *workQueue) AddAfter(req reconcile.Request, at model.Time) {
 	for i := range q.timers {
 		if q.timers[i].req == req {
@@ -64,13 +69,8 @@ func (q *workQueue) AddAfter(req reconcile.Request, at model.Time) {
 		}
 	}
 	q.timerSeq++
-	q.timers = append(q.timers, queueTimer{at: at, seq: q.timerSeq, req: req})
-	sort.Slice(q.timers, func(i, j int) bool {
-		if q.timers[i].at != q.timers[j].at {
-			return q.timers[i].at < q.timers[j].at
-		}
-		return q.timers[i].seq < q.timers[j].seq
-	})
+	i := sort.Search(len(q.timers), func(i int) bool { return q.timers[i].at > at })
+	q.timers = slices.Insert(q.timers, i, queueTimer{at: at, seq: q.timerSeq, req: req})
 }
 
 // backoff returns the rate limiter's delay for req's next retry and counts
@@ -97,7 +97,12 @@ func (q *workQueue) Pop() (reconcile.Request, bool) {
 		return reconcile.Request{}, false
 	}
 	req := q.ready[0]
-	q.ready = q.ready[1:]
+	// Shift rather than reslice: the slice keeps its storage for the
+	// next Add (a reslice from the front loses it, and a long run
+	// reallocates at every few requeues).
+	n := copy(q.ready, q.ready[1:])
+	q.ready[n] = reconcile.Request{}
+	q.ready = q.ready[:n]
 	delete(q.queued, req)
 	q.processing[req] = true
 	return req, true
@@ -127,7 +132,12 @@ func (q *workQueue) Fire(now model.Time) {
 		q.Add(q.timers[n].req)
 		n++
 	}
-	q.timers = q.timers[n:]
+	if n > 0 {
+		// Shift rather than reslice, as Pop does.
+		m := copy(q.timers, q.timers[n:])
+		clear(q.timers[m:])
+		q.timers = q.timers[:m]
+	}
 }
 
 // Len is the number of ready requests.

@@ -31,6 +31,8 @@ type stepScheduler struct {
 	settleStep *Step      // built once: collect offers it at most decisions
 	tick       Step       // the clock step, built once per target time
 	tickAt     model.Time // its target time
+	tickRun    func()     // the tick's Run, built once: it ticks to tickAt
+	tickLabel  []byte     // scratch for the tick's label
 }
 
 // stop ends the run after the current step.
@@ -170,8 +172,15 @@ func (s *stepScheduler) collect(w *World) []Step {
 		if s.tick.Run == nil || s.tickAt != at {
 			// The same tick is offered at every decision until it runs
 			// or the next timer moves: built once per target time.
+			// Its Run reads tickAt when it runs, which is right after
+			// this collect (run calls nothing else in between); the
+			// label is built in one allocation.
 			s.tickAt = at
-			s.tick = Step{Actor: model.ActorClock, Class: model.StepClock, Label: "tick to " + at.String(), Run: func() { w.tick(at) }}
+			if s.tickRun == nil {
+				s.tickRun = func() { w.tick(s.tickAt) }
+			}
+			s.tickLabel = at.AppendTo(append(s.tickLabel[:0], "tick to "...))
+			s.tick = Step{Actor: model.ActorClock, Class: model.StepClock, Label: string(s.tickLabel), Run: s.tickRun}
 		}
 		buf = append(buf, s.tick)
 	}
