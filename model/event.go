@@ -170,6 +170,20 @@ func (e *Event) Key() string {
 	return e.Namespace + "/" + e.Name
 }
 
+// KeyIs reports whether e.Key() == s, without building the key: the
+// property monitors compare the request of every reconcile with the one
+// they hold.
+func (e *Event) KeyIs(s string) bool {
+	if e.Namespace == "" || e.Name == "" {
+		if e.Name == "" {
+			return s == e.Namespace
+		}
+		return s == e.Name
+	}
+	n := len(e.Namespace)
+	return len(s) == n+1+len(e.Name) && s[:n] == e.Namespace && s[n] == '/' && s[n+1:] == e.Name
+}
+
 // Line renders the event as one Go-call-like line, e.g.
 //
 //	controller/zk Get ZookeeperCluster default/zk -> rv=12 (apiserver-2, cache at rev 9, stale) t=3s #57

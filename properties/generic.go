@@ -336,7 +336,7 @@ func EventuallyConverges(name string, pred func(s *State) (ok bool, why string))
 				// after which step pred last held, and the faults.
 				heldEver bool
 				lastHeld int
-				faults   faultLog
+				faults   *faultLog // the state's, shared with the other monitors
 			)
 			judge := func(s *State, asOf int) {
 				if evaluated && s.Revision() == lastRev {
@@ -357,7 +357,7 @@ func EventuallyConverges(name string, pred func(s *State) (ok bool, why string))
 				evaluated, lastRev, lastOK = true, s.Revision(), ok
 			}
 			observe := func(s *State, e *model.Event) *Violation {
-				faults.observe(s, e)
+				faults = s.faultLog(e)
 				if e.Op == model.OpSettle && !settled {
 					settled, settle = true, *e
 					// Judged afresh at Settle: what held before it does
@@ -436,6 +436,16 @@ func requestKey(e *model.Event) string {
 	return e.Kind + " " + e.Key()
 }
 
+// requestKeyIs reports whether requestKey(e) == s, without building the
+// key.
+func requestKeyIs(s string, e *model.Event) bool {
+	if e.Kind == "" && e.Name == "" {
+		return s == ""
+	}
+	n := len(e.Kind)
+	return len(s) > n && s[:n] == e.Kind && s[n] == ' ' && e.KeyIs(s[n+1:])
+}
+
 // NoStuckReconcile is the safety property "a reconcile is never stuck on an
 // error once the faults are over": the same request of the same controller
 // must not end (ReconcileDone) with the same non-empty Err k times in a row
@@ -480,12 +490,16 @@ func NoStuckReconcile(k int) Property {
 				steps   []int
 			}
 			changes := 0
-			caughtUp := 0       // step of the CaughtUp event, 0 before it
-			var faults faultLog // only for the explanation
+			caughtUp := 0 // step of the CaughtUp event, 0 before it
 			current := make(map[model.Actor]string)
 			streaks := make(map[string]*streak)
+			// keys caches each controller's latest streak key (actor, a
+			// space, request), so a controller reconciling the same
+			// request again builds neither string again.
+			type streakKey struct{ req, key string }
+			keys := make(map[model.Actor]streakKey)
 			return Fingerprinted(Observer(func(s *State, e *model.Event) *Violation {
-				faults.observe(s, e)
+				faults := s.faultLog(e)
 				if e.Change != model.ChangeNone {
 					changes++
 				}
@@ -500,7 +514,9 @@ func NoStuckReconcile(k int) Property {
 					}
 					return nil
 				case model.OpReconcile:
-					current[e.Actor] = requestKey(e)
+					if cur, ok := current[e.Actor]; !ok || !requestKeyIs(cur, e) {
+						current[e.Actor] = requestKey(e)
+					}
 					return nil
 				case model.OpCrash:
 					delete(current, e.Actor)
@@ -509,14 +525,24 @@ func NoStuckReconcile(k int) Property {
 				default:
 					return nil
 				}
-				req := requestKey(e)
+				var req string
+				if cur := current[e.Actor]; requestKeyIs(cur, e) {
+					req = cur // the same string, already built
+				} else {
+					req = requestKey(e)
+				}
 				if req == "" {
 					req = current[e.Actor]
 				}
 				if req == "" {
 					return nil
 				}
-				key := string(e.Actor) + " " + req
+				sk := keys[e.Actor]
+				if sk.key == "" || sk.req != req {
+					sk = streakKey{req: req, key: string(e.Actor) + " " + req}
+					keys[e.Actor] = sk
+				}
+				key := sk.key
 				if e.Err == "" || caughtUp == 0 || s.gracefulDeletionPending(e.Time) {
 					delete(streaks, key)
 					return nil

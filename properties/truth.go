@@ -44,6 +44,14 @@ type State struct {
 	scheme     *runtime.Scheme
 	knownKinds map[string]bool         // every Kind the scheme registers
 	typeKinds  map[reflect.Type]string // Go type -> Kind, resolved once
+
+	// applied counts the events applied (changes or not); faults is the
+	// fault log of the liveness explanations, shared by every monitor of
+	// the run that asks for it (faultLog), and faultsAt the count of
+	// events it has observed.
+	applied  int
+	faults   faultLog
+	faultsAt int
 }
 
 // NewState returns an empty store at revision 0.
@@ -103,6 +111,7 @@ func ObjectKey(namespace, name string) string {
 // A change event without an Object (other than a deletion) is a broken
 // history, a bug of whoever recorded it, and Apply panics on it.
 func (s *State) Apply(e *model.Event) {
+	s.applied++
 	if e.Change == model.ChangeNone {
 		return
 	}
@@ -351,4 +360,19 @@ func List[T runtime.Object](s *State, namespace string, selector labels.Selector
 		out = append(out, obj)
 	}
 	return out
+}
+
+// faultLog returns the run's fault log having observed e, the event
+// being shown to the monitors before it is applied: the first monitor to
+// ask at an event feeds it, the others get it as is. Every monitor that
+// explains faults asks at every event it sees, so the log holds what a
+// log of its own would hold (TestSharedFaultLogExplainsAsOwnLogs). A
+// driver of monitors must Apply every event after showing it, as Run
+// does.
+func (s *State) faultLog(e *model.Event) *faultLog {
+	if s.faultsAt != s.applied+1 {
+		s.faults.observe(s, e)
+		s.faultsAt = s.applied + 1
+	}
+	return &s.faults
 }
