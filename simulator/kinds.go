@@ -413,5 +413,53 @@ func (r *kindRegistry) buildRESTMapper() meta.RESTMapper {
 		}
 		m.Add(gvk, scope)
 	}
-	return m
+	return newMemoRESTMapper(m, r.scheme)
+}
+
+// memoRESTMapper is a DefaultRESTMapper whose RESTMapping answers for one
+// version, or for none, are worked out once when it is built: every watch
+// event of an owned object asks it (controller-runtime's
+// EnqueueRequestForOwner maps the owner's kind to learn its scope), and
+// the DefaultRESTMapper builds and scans its candidate lists afresh each
+// time (1.3% of a kuberay/lifecycle schedule). Each answer is a copy: a
+// caller that changes the mapping it got cannot change another's, in this
+// world or another. Errors and other questions go to the DefaultRESTMapper.
+type memoRESTMapper struct {
+	*meta.DefaultRESTMapper
+	mappings map[mappingQuestion]meta.RESTMapping
+}
+
+// mappingQuestion is a RESTMapping call with at most one version ("" for
+// none).
+type mappingQuestion struct {
+	gk      schema.GroupKind
+	version string
+}
+
+func newMemoRESTMapper(m *meta.DefaultRESTMapper, s *runtime.Scheme) *memoRESTMapper {
+	memo := &memoRESTMapper{DefaultRESTMapper: m, mappings: map[mappingQuestion]meta.RESTMapping{}}
+	remember := func(q mappingQuestion, versions ...string) {
+		if mapping, err := m.RESTMapping(q.gk, versions...); err == nil {
+			memo.mappings[q] = *mapping
+		}
+	}
+	for gvk := range s.AllKnownTypes() {
+		remember(mappingQuestion{gk: gvk.GroupKind()})
+		remember(mappingQuestion{gk: gvk.GroupKind(), version: gvk.Version}, gvk.Version)
+	}
+	return memo
+}
+
+// RESTMapping implements meta.RESTMapper.
+func (m *memoRESTMapper) RESTMapping(gk schema.GroupKind, versions ...string) (*meta.RESTMapping, error) {
+	if len(versions) <= 1 {
+		q := mappingQuestion{gk: gk}
+		if len(versions) == 1 {
+			q.version = versions[0]
+		}
+		if mapping, ok := m.mappings[q]; ok {
+			return &mapping, nil
+		}
+	}
+	return m.DefaultRESTMapper.RESTMapping(gk, versions...)
 }
