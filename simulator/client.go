@@ -84,6 +84,8 @@ type Client struct {
 	dropAnswers bool
 	// listScratch is where List applies its options (listOptions).
 	listScratch client.ListOptions
+	// listSelection is what List selects with, from its options.
+	listSelection ListOptions
 	// selectors are the label selectors this client's Lists rendered
 	// lately, with their text (see selectorText).
 	selectors []renderedSelector
@@ -305,7 +307,12 @@ func (c *Client) List(ctx context.Context, list client.ObjectList, opts ...clien
 		return errors.New("continue list option is not supported by the cache (opcheck serves a controller's reads from its informer cache, as controller-runtime does; list from an API reader to page)")
 	}
 	c.enter(ctx)
-	lo := &ListOptions{Namespace: o.Namespace, Labels: o.LabelSelector, Fields: o.FieldSelector}
+	// The client's own ListOptions: through the reader interface a new one
+	// would escape. Nothing parks between here and its clearing below,
+	// which keeps the keys' array (emptied) for the next List.
+	lo := &c.listSelection
+	*lo = ListOptions{Namespace: o.Namespace, Labels: o.LabelSelector, Fields: o.FieldSelector, keys: lo.keys[:0]}
+	defer func() { *lo = ListOptions{keys: lo.keys[:0]} }()
 	var objs []client.Object
 	var readRev model.Revision
 	var stale bool
@@ -313,6 +320,14 @@ func (c *Client) List(ctx context.Context, list client.ObjectList, opts ...clien
 		objs, readRev, stale, err = c.continueList(k, lo, o.Continue)
 	} else {
 		objs, readRev, stale, err = c.reads.readList(k, lo)
+	}
+	// The keys selectSorted found objs under, when objs are (a prefix
+	// of) what it returned: not for a continued list (objs start after
+	// the token's key) nor an indexed one (indexedList selects with
+	// options of its own).
+	keys := lo.keys
+	if o.Continue != "" || len(keys) < len(objs) || c.slowSelectors() {
+		keys = nil
 	}
 	var next string
 	var remaining int64
@@ -331,7 +346,13 @@ func (c *Client) List(ctx context.Context, list client.ObjectList, opts ...clien
 	if err == nil {
 		e.Versions = make([]model.Version, len(objs))
 		for i, obj := range objs {
-			e.Versions[i] = model.Version{Name: objectKey(k, obj.GetNamespace(), obj.GetName()), Rev: revOf(obj)}
+			name := ""
+			if keys != nil {
+				name = keys[i]
+			} else {
+				name = objectKey(k, obj.GetNamespace(), obj.GetName())
+			}
+			e.Versions[i] = model.Version{Name: name, Rev: revOf(obj)}
 		}
 		err = fillList(k, list, objs, cached)
 		if lm, ok := list.(metav1.ListInterface); ok {
@@ -341,7 +362,8 @@ func (c *Client) List(ctx context.Context, list client.ObjectList, opts ...clien
 			// The apiserver counts the remaining items only when no
 			// selector filters them.
 			if next != "" && (lo.Labels == nil || lo.Labels.Empty()) && (lo.Fields == nil || lo.Fields.Empty()) {
-				lm.SetRemainingItemCount(&remaining)
+				count := remaining // escapes: only on this rare path
+				lm.SetRemainingItemCount(&count)
 			}
 		}
 	}

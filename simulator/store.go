@@ -308,6 +308,11 @@ type ListOptions struct {
 	Namespace string
 	Labels    labels.Selector
 	Fields    fields.Selector
+	// keys are the keys of what the last selectSorted over these options
+	// returned, in its order: a List records them (its event's Versions)
+	// instead of building each object's key again. selectSorted reuses
+	// the array.
+	keys []string
 }
 
 // matches reports whether obj passes the namespace, label and field
@@ -341,7 +346,10 @@ func validateFieldSelector(sel fields.Selector) error {
 // selectSorted filters objects and sorts them by key, so every list is in
 // the same order on every run (etcd returns lists in key order too).
 func selectSorted(objects map[string]client.Object, o *ListOptions) []client.Object {
-	keys := make([]string, 0, len(objects))
+	keys := o.keys[:0] // a client's List hands its array of the last List
+	if cap(keys) < len(objects) {
+		keys = make([]string, 0, len(objects))
+	}
 	for key, obj := range objects {
 		if o.matches(obj) {
 			keys = append(keys, key)
@@ -352,6 +360,7 @@ func selectSorted(objects map[string]client.Object, o *ListOptions) []client.Obj
 	for i, key := range keys {
 		out[i] = objects[key]
 	}
+	o.keys = keys
 	return out
 }
 
