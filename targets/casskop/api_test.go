@@ -102,3 +102,29 @@ func TestNames(t *testing.T) {
 	assert.Equal(t, "data-cc-dc1-rack1-0", PVCName("cc-dc1-rack1-0"))
 	assert.Equal(t, "dc1-rack1", DCRackName("dc1", "rack1"))
 }
+
+// TestRackMembersAreTheNames checks the names converged looks up, built
+// once per rack, against StatefulSetName, PodName and PVCName, with a
+// rack asked for more ordinals than it was first built for and racks
+// whose names run into each other.
+func TestRackMembersAreTheNames(t *testing.T) {
+	racks := []rackKey{{"cc", "dc1", "rack1"}, {"cc-dc1", "rack1", "x"}, {"cc", "dc1-rack1", "x"}, {"a", "b", "c"}}
+	for _, n := range []int32{2, 5, 0, 20, 9, 40, 3} {
+		for _, r := range racks {
+			m := rackMembers(r.cluster, r.dc, r.rack, n)
+			sts := StatefulSetName(r.cluster, r.dc, r.rack)
+			if m.statefulSet != sts {
+				t.Fatalf("%v: StatefulSet %q, want %q", r, m.statefulSet, sts)
+			}
+			if int32(len(m.pods)) < n || len(m.pvcs) != len(m.pods) {
+				t.Fatalf("%v asked for %d ordinals: %d pods, %d PVCs", r, n, len(m.pods), len(m.pvcs))
+			}
+			for i := range m.pods {
+				pod := PodName(sts, int32(i))
+				if m.pods[i] != pod || m.pvcs[i] != PVCName(pod) {
+					t.Fatalf("%v ordinal %d: pod %q PVC %q, want %q %q", r, i, m.pods[i], m.pvcs[i], pod, PVCName(pod))
+				}
+			}
+		}
+	}
+}

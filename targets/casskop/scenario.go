@@ -3,6 +3,7 @@ package casskop
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -112,10 +113,12 @@ func readyNodes(n int32) func(context.Context, client.Reader) bool {
 
 // decommissionDone: the pod above the new size and its PVC are gone.
 func decommissionDone(n int32) func(context.Context, client.Reader) bool {
+	// Named once: the wait is asked after every change.
+	pod := client.ObjectKey{Namespace: Namespace, Name: PodName(stsName, n)}
+	pvc := client.ObjectKey{Namespace: Namespace, Name: PVCName(pod.Name)}
 	return func(ctx context.Context, r client.Reader) bool {
-		pod := PodName(stsName, n)
-		_, err1 := simulator.SharedGet[*corev1.Pod](ctx, r, client.ObjectKey{Namespace: Namespace, Name: pod})
-		_, err2 := simulator.SharedGet[*corev1.PersistentVolumeClaim](ctx, r, client.ObjectKey{Namespace: Namespace, Name: PVCName(pod)})
+		_, err1 := simulator.SharedGet[*corev1.Pod](ctx, r, pod)
+		_, err2 := simulator.SharedGet[*corev1.PersistentVolumeClaim](ctx, r, pvc)
 		return apierrors.IsNotFound(err1) && apierrors.IsNotFound(err2)
 	}
 }
@@ -141,19 +144,20 @@ func converged(s *properties.State) (bool, string) {
 		}
 		for _, dc := range cc.Spec.Topology.DC {
 			for _, rack := range dc.Rack {
-				name := StatefulSetName(cc.Name, dc.Name, rack.Name)
 				want := cc.Spec.NodesPerRacks
+				// The names, built once per rack (the property judges at
+				// every change after Settle).
+				m := rackMembers(cc.Name, dc.Name, rack.Name, want+4)
 				var ready, pvcs int32
 				// Only this instance's StatefulSet and its pods count: a
 				// re-created cluster of the same name is a new instance.
-				sts, stsOK := properties.Get[*appsv1.StatefulSet](s, cc.Namespace, name)
+				sts, stsOK := properties.Get[*appsv1.StatefulSet](s, cc.Namespace, m.statefulSet)
 				stsOK = stsOK && properties.ControlledBy(sts, cc)
 				for i := int32(0); i < want+4; i++ {
-					pod := PodName(name, i)
-					if p, ok := properties.Get[*corev1.Pod](s, cc.Namespace, pod); ok && stsOK && properties.ControlledBy(p, sts) && simulator.PodServing(p) {
+					if p, ok := properties.Get[*corev1.Pod](s, cc.Namespace, m.pods[i]); ok && stsOK && properties.ControlledBy(p, sts) && simulator.PodServing(p) {
 						ready++
 					}
-					if p, ok := properties.Get[*corev1.PersistentVolumeClaim](s, cc.Namespace, PVCName(pod)); ok && p.DeletionTimestamp == nil {
+					if p, ok := properties.Get[*corev1.PersistentVolumeClaim](s, cc.Namespace, m.pvcs[i]); ok && p.DeletionTimestamp == nil {
 						pvcs++
 					}
 				}
@@ -173,4 +177,38 @@ func converged(s *properties.State) (bool, string) {
 		}
 	}
 	return true, ""
+}
+
+// members are the names converged looks up for one rack: its StatefulSet,
+// and the pod and PVC of each ordinal from 0.
+type members struct {
+	statefulSet string
+	pods, pvcs  []string
+}
+
+// memberNames holds the members of every rack converged has judged, by
+// rackKey; an entry is never modified once stored (a longer one replaces
+// it), so concurrent workers share them.
+var memberNames sync.Map
+
+type rackKey struct{ cluster, dc, rack string }
+
+// rackMembers returns the names of a rack's StatefulSet and of the pods and
+// PVCs of its ordinals 0 to n-1 (at least): StatefulSetName, PodName and
+// PVCName, built once per rack instead of at every judgement.
+func rackMembers(cluster, dc, rack string, n int32) *members {
+	key := rackKey{cluster, dc, rack}
+	if v, ok := memberNames.Load(key); ok {
+		if m := v.(*members); int32(len(m.pods)) >= n {
+			return m
+		}
+	}
+	m := &members{statefulSet: StatefulSetName(cluster, dc, rack)}
+	for i := int32(0); i < max(n, 8); i++ {
+		pod := PodName(m.statefulSet, i)
+		m.pods = append(m.pods, pod)
+		m.pvcs = append(m.pvcs, PVCName(pod))
+	}
+	memberNames.Store(key, m)
+	return m
 }
