@@ -62,3 +62,16 @@ func (h *Host) ReconcilingForTest() (reconcile.Request, bool) {
 	}
 	return h.run.req, true
 }
+
+// BuiltinStepsForTest returns, for each built-in actor of the world
+// whose steps the scheduler keeps between collects, the actor and the
+// steps the last collect offered for it.
+func (w *World) BuiltinStepsForTest() (actors []Actor, kept [][]Step) {
+	for i, a := range w.actors {
+		if i < len(w.sched.builtin) && w.sched.builtin[i] {
+			actors = append(actors, a)
+			kept = append(kept, w.sched.actorSteps[i])
+		}
+	}
+	return actors, kept
+}

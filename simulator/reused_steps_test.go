@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/opcheck/opcheck/model"
 	"github.com/opcheck/opcheck/properties"
@@ -15,19 +16,22 @@ import (
 
 // reusedStepsChooser checks, at every step decision, the steps the
 // scheduler keeps between decisions against what building them afresh
-// gives: the clock step's label names the world's next timer, and the
+// gives: each built-in actor's steps (kept while the store's revision and
+// the clock stand) are what it offers when asked now; the clock step's label names the world's next timer, and the
 // step it chose last ticked the clock to exactly that time (its Run reads
 // the target the scheduler kept); a "continue" step names the request
 // its host is reconciling.
 type reusedStepsChooser struct {
-	r       *rand.Rand
-	w       *simulator.World
-	tickTo  model.Time // the target of the clock step chosen last
-	ticked  bool       // whether the last choice was the clock step
-	ticks   int        // clock steps checked after they ran
-	conts   map[string]bool
-	err     error
-	checked int
+	r      *rand.Rand
+	w      *simulator.World
+	tickTo model.Time // the target of the clock step chosen last
+	ticked bool       // whether the last choice was the clock step
+	ticks  int        // clock steps checked after they ran
+	conts  map[string]bool
+	// actorSteps counts the built-in actors' non-empty answers checked.
+	actorSteps int
+	err        error
+	checked    int
 }
 
 func (c *reusedStepsChooser) Choose(d model.Decision) int {
@@ -47,6 +51,21 @@ func (c *reusedStepsChooser) check(d model.Decision, chosen int) error {
 			return fmt.Errorf("after the clock step to %s the clock is at %s", c.tickTo, now)
 		}
 		c.ticks++
+	}
+	// The built-in actors' steps the collect offered, reused or not, are
+	// what each actor offers when asked now.
+	actors, kept := c.w.BuiltinStepsForTest()
+	if len(actors) == 0 {
+		return fmt.Errorf("no built-in actor's steps were kept")
+	}
+	for i, a := range actors {
+		fresh := a.Steps(c.w, nil)
+		if len(fresh) > 0 {
+			c.actorSteps++
+		}
+		if err := sameSteps(kept[i], fresh); err != nil {
+			return fmt.Errorf("%T at t=%s, store revision %d: the collect offered what differs from what it offers now: %v", a, c.w.Clock.Now(), c.w.Store.Revision(), err)
+		}
 	}
 	for i, o := range d.Options {
 		switch {
@@ -81,6 +100,35 @@ func (c *reusedStepsChooser) check(d model.Decision, chosen int) error {
 	return nil
 }
 
+// sameSteps reports the first difference between two lists of steps,
+// their Run functions compared by identity (the same closure).
+func sameSteps(got, want []simulator.Step) error {
+	if len(got) != len(want) {
+		return fmt.Errorf("%d steps %s, want %d %s", len(got), stepLabels(got), len(want), stepLabels(want))
+	}
+	for i := range got {
+		g, w := got[i], want[i]
+		if g.Actor != w.Actor || g.Class != w.Class || g.Label != w.Label || g.Fault != w.Fault || g.Kind != w.Kind || g.Server != w.Server {
+			return fmt.Errorf("step %d is %+v, want %+v", i, g, w)
+		}
+		if funcIdentity(g.Run) != funcIdentity(w.Run) {
+			return fmt.Errorf("step %d (%s) runs another closure", i, g.Label)
+		}
+	}
+	return nil
+}
+
+func stepLabels(steps []simulator.Step) string {
+	var ls []string
+	for _, s := range steps {
+		ls = append(ls, s.Label)
+	}
+	return fmt.Sprintf("%q", ls)
+}
+
+// funcIdentity is the closure a func value points to.
+func funcIdentity(f func()) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&f)) }
+
 // twoWebScenario is webScenario with two web objects, so one controller
 // reconciles two requests in turn.
 func twoWebScenario() *simulator.Scenario {
@@ -110,7 +158,7 @@ func TestSchedulerReusedStepsMatchFreshOnes(t *testing.T) {
 		seeds = 4
 	}
 	faults := model.FaultBudget{Crashes: 1, Stale: 1, Evictions: 1, Drops: 1}
-	ticks, conts := 0, map[string]bool{}
+	ticks, actorSteps, conts := 0, 0, map[string]bool{}
 	for _, newScenario := range scenarios {
 		for seed := range seeds {
 			sc := newScenario()
@@ -127,15 +175,19 @@ func TestSchedulerReusedStepsMatchFreshOnes(t *testing.T) {
 				t.Fatalf("%s seed %d, decision %d: %v", sc.Name, seed, c.checked, c.err)
 			}
 			ticks += c.ticks
+			actorSteps += c.actorSteps
 		}
 	}
 	// The checks ran: clock steps were taken, and some controller was
 	// offered to continue reconciles of two different requests.
+	if actorSteps < 100 {
+		t.Fatalf("only %d non-empty answers of built-in actors checked", actorSteps)
+	}
 	if ticks < 10 {
 		t.Fatalf("only %d clock steps checked after they ran", ticks)
 	}
 	if !conts["continue default/a"] || !conts["continue default/b"] {
 		t.Fatalf("the two webs' reconciles were not both offered: %v", conts)
 	}
-	t.Logf("%d clock steps checked; continue labels seen: %d", ticks, len(conts))
+	t.Logf("%d clock steps checked; %d non-empty answers of built-in actors; continue labels seen: %d", ticks, actorSteps, len(conts))
 }

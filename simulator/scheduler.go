@@ -33,6 +33,19 @@ type stepScheduler struct {
 	tickAt     model.Time // its target time
 	tickRun    func()     // the tick's Run, built once: it ticks to tickAt
 	tickLabel  []byte     // scratch for the tick's label
+
+	// The built-in actors' steps are a function of the store's tables
+	// and the clock: each keeps them in a memo keyed by the versions of
+	// the tables it reads (and the clock, if it reads it). While neither
+	// the store's revision nor the clock moved since the last collect,
+	// which is most decisions (reads, deliveries), every such memo holds
+	// what its actor offered then, and collect appends that instead of
+	// asking each actor again.
+	builtin    []bool   // per actor of the world: whether it is a built-in one
+	actorSteps [][]Step // per built-in actor, its steps at the last collect
+	actorsRev  model.Revision
+	actorsAt   model.Time
+	actorsSeen bool // actorSteps hold a collect's answers
 }
 
 // stop ends the run after the current step.
@@ -154,9 +167,7 @@ func (s *stepScheduler) collect(w *World) []Step {
 			}
 		}
 	}
-	for _, a := range w.actors {
-		buf = a.Steps(w, buf)
-	}
+	buf = s.actorsSteps(w, buf)
 	buf = w.workload.appendStep(w, buf)
 	ordinary := len(buf)
 	if !s.settling {
@@ -186,6 +197,46 @@ func (s *stepScheduler) collect(w *World) []Step {
 	}
 	s.enabled = buf
 	return buf
+}
+
+// actorsSteps appends every actor's steps, in the world's order: the
+// built-in actors' from the last collect when the store's revision and the
+// clock are where they were then (see stepScheduler.actorSteps;
+// TestSchedulerReusedStepsMatchFreshOnes), the others' asked afresh.
+func (s *stepScheduler) actorsSteps(w *World, buf []Step) []Step {
+	if len(s.builtin) != len(w.actors) {
+		s.builtin = make([]bool, len(w.actors))
+		s.actorSteps = make([][]Step, len(w.actors))
+		s.actorsSeen = false
+		for i, a := range w.actors {
+			s.builtin[i] = isMemoizedBuiltin(a)
+		}
+	}
+	reuse := s.actorsSeen && w.Store.rev == s.actorsRev && w.Clock.Now() == s.actorsAt
+	for i, a := range w.actors {
+		switch {
+		case !s.builtin[i]:
+			buf = a.Steps(w, buf)
+		case reuse:
+			buf = append(buf, s.actorSteps[i]...)
+		default:
+			from := len(buf)
+			buf = a.Steps(w, buf)
+			s.actorSteps[i] = append(s.actorSteps[i][:0], buf[from:]...)
+		}
+	}
+	s.actorsRev, s.actorsAt, s.actorsSeen = w.Store.rev, w.Clock.Now(), true
+	return buf
+}
+
+// isMemoizedBuiltin reports whether a is one of the built-in actors whose
+// steps are memoised on the store's tables and the clock alone.
+func isMemoizedBuiltin(a Actor) bool {
+	switch a.(type) {
+	case *StatefulSetController, *Scheduler, *Kubelet, *PVCProtection, *GarbageCollector, *NamespaceController:
+		return true
+	}
+	return false
 }
 
 // decision describes the choice among steps as data for the chooser: the
