@@ -328,30 +328,15 @@ func sample(sc *simulator.Scenario, opts Options, start time.Time, account func(
 		total = (opts.Schedules - opts.Shard + opts.Shards - 1) / opts.Shards
 	}
 	index := func(pos int) int { return opts.Shard + pos*opts.Shards }
+	if opts.Workers == 1 {
+		return sampleInline(sc, opts, start, total, index, account)
+	}
 	jobs := make(chan int)
 	results := make(chan outcome, opts.Workers)
 	for range opts.Workers {
 		go func() {
 			for pos := range jobs {
-				i := index(pos)
-				seed := opts.Seed + uint64(i)
-				if opts.perturb != nil {
-					opts.perturb([]int{i})
-				}
-				res, err := runOne(sc, opts.Strategy, seed, opts.Faults)
-				if err != nil {
-					err = fmt.Errorf("scenario %s, schedule %d (seed %d): %w", sc.Name, i, seed, err)
-				} else if opts.CheckDeterminism {
-					again, err2 := runOne(sc, opts.Strategy, seed, opts.Faults)
-					switch {
-					case err2 != nil:
-						err = fmt.Errorf("scenario %s, schedule %d (seed %d), second run: %w", sc.Name, i, seed, err2)
-					case res.History.Lines() != again.History.Lines():
-						err = notDeterministic(sc, fmt.Sprintf("schedule %d (seed %d)", i, seed), res.History.Lines(), again.History.Lines())
-					default:
-						again.Release()
-					}
-				}
+				res, err := sampleOne(sc, opts, index(pos))
 				results <- outcome{pos, res, err}
 			}
 		}()
@@ -394,6 +379,53 @@ func sample(sc *simulator.Scenario, opts Options, start time.Time, account func(
 	}
 	close(jobs)
 	return failed
+}
+
+// sampleOne runs schedule i of a sampling strategy (twice, and compares,
+// with CheckDeterminism).
+func sampleOne(sc *simulator.Scenario, opts Options, i int) (*simulator.Result, error) {
+	seed := opts.Seed + uint64(i)
+	if opts.perturb != nil {
+		opts.perturb([]int{i})
+	}
+	res, err := runOne(sc, opts.Strategy, seed, opts.Faults)
+	if err != nil {
+		return res, fmt.Errorf("scenario %s, schedule %d (seed %d): %w", sc.Name, i, seed, err)
+	}
+	if opts.CheckDeterminism {
+		again, err2 := runOne(sc, opts.Strategy, seed, opts.Faults)
+		switch {
+		case err2 != nil:
+			return res, fmt.Errorf("scenario %s, schedule %d (seed %d), second run: %w", sc.Name, i, seed, err2)
+		case res.History.Lines() != again.History.Lines():
+			return res, notDeterministic(sc, fmt.Sprintf("schedule %d (seed %d)", i, seed), res.History.Lines(), again.History.Lines())
+		default:
+			again.Release()
+		}
+	}
+	return res, nil
+}
+
+// sampleInline is sample with one worker, on the caller's goroutine: the
+// same schedules accounted in the same order, without a goroutine and two
+// channel handoffs per schedule (each of which could wake an idle thread).
+// The concurrent path may run one schedule past a stop, which it drops;
+// this one stops at once.
+func sampleInline(sc *simulator.Scenario, opts Options, start time.Time, total int, index func(int) int, account func(i int, seed uint64, res *simulator.Result) bool) error {
+	for pos := 0; pos < total; pos++ {
+		if opts.Time > 0 && time.Since(start) > opts.Time {
+			return nil
+		}
+		i := index(pos)
+		res, err := sampleOne(sc, opts, i)
+		if err != nil {
+			return err
+		}
+		if !account(i, opts.Seed+uint64(i), res) {
+			return nil
+		}
+	}
+	return nil
 }
 
 // RunSchedule runs the one schedule of a strategy with a seed: what
