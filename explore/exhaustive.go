@@ -3,7 +3,6 @@ package explore
 import (
 	"container/heap"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -174,7 +173,7 @@ func search(sc *simulator.Scenario, opts Options, maxFaults, budgetTotal int, fa
 		less = lessItem
 	}
 	s := &treeSearch{sc: sc, opts: opts, maxFaults: maxFaults, budgetTotal: budgetTotal, faultsFirst: faultsFirst, less: less, start: start, res: res,
-		visited: &visitedTable{m: map[uint64]*visit{}, exact: exact, less: less}, queue: itemQueue{items: [][]int{nil}, less: less}}
+		visited: &visitedTable{m: map[uint64]*visit{}, exact: exact, less: less}, queue: itemQueue{items: []path{{}}, less: less}}
 	s.cond = sync.NewCond(&s.mu)
 	var wg sync.WaitGroup
 	for i := 0; i < max(1, opts.Workers); i++ {
@@ -213,7 +212,7 @@ type treeSearch struct {
 	opts                   Options
 	maxFaults, budgetTotal int
 	faultsFirst            bool
-	less                   func(a, b []int) bool // the order of items: lessItem, or lessKey per level
+	less                   func(a, b path) bool // the order of items: lessItem, or lessKey per level
 	start                  time.Time
 	res                    *Report
 	visited                *visitedTable
@@ -229,7 +228,7 @@ type treeSearch struct {
 
 // found is a violating schedule with its key.
 type found struct {
-	key       []int
+	key       path
 	index     int
 	violation *properties.Violation
 	choices   []model.Choice
@@ -251,7 +250,7 @@ func (s *treeSearch) work() {
 			s.stop()
 			return
 		}
-		prefix := heap.Pop(&s.queue).([]int)
+		prefix := heap.Pop(&s.queue).(path)
 		if s.best != nil && !s.opts.keepGoing && s.less(s.best.key, prefix) {
 			continue // after the smallest violation found: never reported
 		}
@@ -286,10 +285,10 @@ func (s *treeSearch) stop() {
 }
 
 // run runs the schedule of one item, outside the lock.
-func (s *treeSearch) run(prefix []int, index int) (*dfsChooser, *simulator.Result, bool, error) {
+func (s *treeSearch) run(prefix path, index int) (*dfsChooser, *simulator.Result, bool, error) {
 	opts := s.opts
 	if opts.perturb != nil {
-		opts.perturb(prefix)
+		opts.perturb(prefix.dense())
 	}
 	c := &dfsChooser{prefix: prefix, visited: s.visited, dedup: !opts.NoPrune, full: opts.NoReduce, shard: opts.Shard, shards: opts.Shards, maxFaults: s.maxFaults,
 		marks: stepMarks{first: true}, run: &runRecord{prefix: prefix}}
@@ -322,7 +321,7 @@ func (s *treeSearch) run(prefix []int, index int) (*dfsChooser, *simulator.Resul
 
 // record accounts for a finished item, under the lock: callbacks, counts,
 // the violation, and the items its new decisions open.
-func (s *treeSearch) record(prefix []int, index int, c *dfsChooser, r *simulator.Result, pruned bool) {
+func (s *treeSearch) record(prefix path, index int, c *dfsChooser, r *simulator.Result, pruned bool) {
 	res, opts := s.res, s.opts
 	if opts.Visit != nil && !c.skipped {
 		opts.Visit(index, 0, r)
@@ -330,7 +329,7 @@ func (s *treeSearch) record(prefix []int, index int, c *dfsChooser, r *simulator
 	if opts.Progress != nil {
 		share := s.maxFaults // per level: the level's share
 		if s.faultsFirst {
-			share = faultsIn(prefix)
+			share = prefix.faultsIn()
 		}
 		opts.Progress(Progress{Schedules: res.Schedules, States: res.States + s.visited.len(), Covered: covered(share, s.budgetTotal, c.taken, c.widths)})
 	}
@@ -352,58 +351,28 @@ func (s *treeSearch) record(prefix []int, index int, c *dfsChooser, r *simulator
 			return // its subtree comes after it
 		}
 	}
-	for d := len(prefix); d < len(c.taken); d++ {
+	for d := prefix.len(); d < len(c.taken); d++ {
 		for o := 1; o < c.widths[d]; o++ {
-			heap.Push(&s.queue, append(c.taken[:d:d], o))
+			heap.Push(&s.queue, child(c.faultsTaken, d, o))
 		}
 	}
 	s.cond.Broadcast()
 }
 
-// lessKey orders fault-choice prefixes depth first: lexicographically, a
-// prefix before its extensions.
-func lessKey(a, b []int) bool {
-	for i := range min(len(a), len(b)) {
-		if a[i] != b[i] {
-			return a[i] < b[i]
-		}
-	}
-	return len(a) < len(b)
-}
-
-// lessItem is the search's order: fewer faults first (the faults a prefix
-// takes: its options other than the default), then depth first.
-func lessItem(a, b []int) bool {
-	if fa, fb := faultsIn(a), faultsIn(b); fa != fb {
-		return fa < fb
-	}
-	return lessKey(a, b)
-}
-
-// faultsIn is the number of faults a prefix of fault choices takes.
-func faultsIn(key []int) int {
-	n := 0
-	for _, o := range key {
-		if o != 0 {
-			n++
-		}
-	}
-	return n
-}
-
 // itemQueue is a min-heap of items in the search's order.
 type itemQueue struct {
-	items [][]int
-	less  func(a, b []int) bool
+	items []path
+	less  func(a, b path) bool
 }
 
 func (q *itemQueue) Len() int           { return len(q.items) }
 func (q *itemQueue) Less(i, j int) bool { return q.less(q.items[i], q.items[j]) }
 func (q *itemQueue) Swap(i, j int)      { q.items[i], q.items[j] = q.items[j], q.items[i] }
-func (q *itemQueue) Push(x any)         { q.items = append(q.items, x.([]int)) }
+func (q *itemQueue) Push(x any)         { q.items = append(q.items, x.(path)) }
 func (q *itemQueue) Pop() any {
 	old := q.items
 	x := old[len(old)-1]
+	old[len(old)-1] = path{} // the array keeps no item that ran
 	q.items = old[:len(old)-1]
 	return x
 }
@@ -436,13 +405,13 @@ type visitedTable struct {
 	mu    sync.Mutex
 	m     map[uint64]*visit
 	exact bool
-	less  func(a, b []int) bool // the search's order
+	less  func(a, b path) bool // the search's order
 }
 
 // visit is a path that reached a state: its fault choices so far, the
 // depth (steps taken), and the run that took it.
 type visit struct {
-	key   []int
+	key   path
 	depth int
 	run   *runRecord
 }
@@ -452,7 +421,7 @@ type visit struct {
 // the visit of the smaller path that prunes it. A smaller path arriving
 // later goes on and takes the state over (exhaustSearch: the smallest
 // violating schedule is never pruned).
-func (v *visitedTable) claim(h uint64, key []int, depth int, run *runRecord) *visit {
+func (v *visitedTable) claim(h uint64, key path, depth int, run *runRecord) *visit {
 	if v.exact {
 		h = mix(h ^ uint64(depth+1)*0x9e3779b97f4a7c15)
 	}
@@ -465,7 +434,7 @@ func (v *visitedTable) claim(h uint64, key []int, depth int, run *runRecord) *vi
 		}
 		return nil // a cycle through the recorded visit: go on
 	}
-	v.m[h] = &visit{key: slices.Clone(key), depth: depth, run: run}
+	v.m[h] = &visit{key: key, depth: depth, run: run}
 	return nil
 }
 
@@ -476,16 +445,11 @@ func (v *visitedTable) len() int {
 	return len(v.m)
 }
 
-// isPrefix reports whether a is a prefix of b (or equal).
-func isPrefix(a, b []int) bool {
-	return len(a) <= len(b) && slices.Equal(a, b[:len(a)])
-}
-
 // runRecord is what one schedule of a search leaves for boundsHeld: its
 // item, where its fault phase and its run ended, or the visit that pruned
 // it and its depth there.
 type runRecord struct {
-	prefix   []int
+	prefix   path
 	faultEnd int // steps taken when the fault phase ended (or the run, if it stopped in it)
 	end      int // steps taken when the run ended
 	prunedBy *visit
@@ -517,7 +481,7 @@ func boundsHeld(runs []*runRecord, settleAt, maxSteps int) bool {
 	root := &node{}
 	for _, r := range runs {
 		n := root
-		for _, k := range r.prefix {
+		for _, k := range r.prefix.dense() {
 			if n.children == nil {
 				n.children = map[int]*node{}
 			}
@@ -576,7 +540,7 @@ func boundsHeld(runs []*runRecord, settleAt, maxSteps int) bool {
 			return m, false
 		}
 		n := root
-		for _, k := range v.key {
+		for _, k := range v.key.dense() {
 			if n = n.children[k]; n == nil {
 				break
 			}
@@ -610,9 +574,15 @@ func boundsHeld(runs []*runRecord, settleAt, maxSteps int) bool {
 // the events since the previous one, the state fingerprint) and its own
 // state, and ends a run it prunes by answering model.Prune.
 type dfsChooser struct {
-	prefix []int
-	taken  []int
-	widths []int
+	prefix path
+	next   int // the prefix's next fault to replay
+	// taken and widths are the choice and the number of options at each
+	// fault decision so far, faultsTaken the non-default choices among
+	// them: the visits and items this schedule records are made from it
+	// (appended to only, so the paths made from it may share it).
+	taken       []int
+	widths      []int
+	faultsTaken []pathFault
 	// depth is the number of decisions so far: before the settle phase
 	// every step is a decision, so it is the world's step count.
 	depth     int
@@ -669,11 +639,12 @@ func (c *dfsChooser) Choose(d model.Decision) int {
 	// reached otherwise may not). With shards, only states below the split
 	// point are merged: their whole future belongs to this shard, while a
 	// state above it has futures that other shards own.
-	if len(c.taken) >= len(c.prefix) && c.dedup && (c.shards <= 1 || len(c.taken) >= SplitDepth) {
+	if len(c.taken) >= c.prefix.len() && c.dedup && (c.shards <= 1 || len(c.taken) >= SplitDepth) {
 		if h, ok := d.Fingerprint(); ok {
 			h ^= uint64(c.maxFaults-c.faults) * 0x9e3779b97f4a7c15
 			h = mixFaults(h, faults)
-			if by := c.visited.claim(h, c.taken, depth, c.run); by != nil {
+			key := path{n: int32(len(c.taken)), faults: c.faultsTaken[:len(c.faultsTaken):len(c.faultsTaken)]}
+			if by := c.visited.claim(h, key, depth, c.run); by != nil {
 				c.run.prunedBy, c.run.prunedAt = by, depth
 				return model.Prune
 			}
@@ -684,12 +655,13 @@ func (c *dfsChooser) Choose(d model.Decision) int {
 	}
 	at := len(c.taken)
 	opt := 0
-	if at < len(c.prefix) {
-		opt = c.prefix[at]
+	if f := c.prefix.faults; c.next < len(f) && int(f[c.next].at) == at {
+		opt = int(f[c.next].opt)
+		c.next++
 	}
 	c.taken = append(c.taken, opt)
 	c.widths = append(c.widths, 1+len(faults))
-	if c.shards > 1 && len(c.taken) == SplitDepth && at >= len(c.prefix)-1 {
+	if c.shards > 1 && len(c.taken) == SplitDepth && at >= c.prefix.len()-1 {
 		if owner(c.taken, c.widths)%c.shards != c.shard {
 			c.skipped = true
 			return model.Prune
@@ -699,6 +671,7 @@ func (c *dfsChooser) Choose(d model.Decision) int {
 		return def
 	}
 	c.faults++
+	c.faultsTaken = append(c.faultsTaken, pathFault{int32(at), int32(opt)})
 	return faults[opt-1]
 }
 
