@@ -256,6 +256,15 @@ func (s *fastWritesSide) write(t *testing.T, op string, req client.Object, befor
 		err = s.cl.Delete(ctx, req, client.GracePeriodSeconds(5))
 	case "delete foreground":
 		err = s.cl.Delete(ctx, req, client.PropagationPolicy(metav1.DeletePropagationForeground))
+	case "bind":
+		// The scheduler's binding (a pod's only; other kinds' is NotFound).
+		// The revision it replaces must stay unbound.
+		k, _ := s.c.Store.kinds.forObject(req)
+		unbound, _ := s.c.Store.peek(k, objectKey(k, req.GetNamespace(), req.GetName()))
+		err = s.cl.Create(ctx, &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Namespace: req.GetNamespace(), Name: req.GetName(), UID: req.GetUID()}, Target: corev1.ObjectReference{Kind: "Node", Name: "node-1"}})
+		if p, ok := unbound.(*corev1.Pod); ok && err == nil && p.Spec.NodeName != "" {
+			t.Fatalf("binding %s changed the revision it replaced: its nodeName is now %q", req.GetName(), p.Spec.NodeName)
+		}
 	}
 	out := fastWritesOutcome{err: errString(err), obj: req, event: s.c.History.Events[len(s.c.History.Events)-1]}
 	k, _ := s.c.Store.kinds.forObject(req)
@@ -288,8 +297,8 @@ func TestFastWritesAnswerAsTheSlowPaths(t *testing.T) {
 	if testing.Short() {
 		cases = 60
 	}
-	ops := []string{"update", "update", "update", "status", "status", "patch", "update dry-run", "delete", "delete now", "delete sooner", "delete foreground"}
-	spares, shortcuts := 0, 0
+	ops := []string{"update", "update", "update", "status", "status", "patch", "update dry-run", "delete", "delete now", "delete sooner", "delete foreground", "bind", "bind", "bind"}
+	spares, shortcuts, binds := 0, 0, 0
 	for i := 0; i < cases; i++ {
 		var sides [2]*fastWritesSide
 		for k := range sides {
@@ -341,6 +350,9 @@ func TestFastWritesAnswerAsTheSlowPaths(t *testing.T) {
 			if fast.sharesOwn != slow.sharesOwn {
 				t.Fatalf("%s: the caller's object keeps its own memory: %v, on the slow path: %v", what, fast.sharesOwn, slow.sharesOwn)
 			}
+			if op == "bind" && fast.err == "" {
+				binds++
+			}
 			if fast.err == "" && fast.event.Change == model.ChangeNone {
 				switch op {
 				case "update", "patch", "update dry-run":
@@ -353,8 +365,8 @@ func TestFastWritesAnswerAsTheSlowPaths(t *testing.T) {
 	}
 	// The cases reach the fast paths, not only the writes that change
 	// something.
-	if spares < cases/4 || shortcuts < cases/8 {
-		t.Fatalf("only %d no-op updates and %d no-op status writes in %d cases: the generator misses the fast paths", spares, shortcuts, cases)
+	if spares < cases/4 || shortcuts < cases/8 || binds < cases/30 {
+		t.Fatalf("only %d no-op updates, %d no-op status writes and %d bindings in %d cases: the generator misses the fast paths", spares, shortcuts, binds, cases)
 	}
 }
 
