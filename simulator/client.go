@@ -309,10 +309,14 @@ func (c *Client) List(ctx context.Context, list client.ObjectList, opts ...clien
 	c.enter(ctx)
 	// The client's own ListOptions: through the reader interface a new one
 	// would escape. Nothing parks between here and its clearing below,
-	// which keeps the keys' array (emptied) for the next List.
+	// which keeps the selection's arrays (emptied, the objects let go) for
+	// the next List: nothing keeps what a List selected once it returns.
 	lo := &c.listSelection
-	*lo = ListOptions{Namespace: o.Namespace, Labels: o.LabelSelector, Fields: o.FieldSelector, keys: lo.keys[:0]}
-	defer func() { *lo = ListOptions{keys: lo.keys[:0]} }()
+	*lo = ListOptions{Namespace: o.Namespace, Labels: o.LabelSelector, Fields: o.FieldSelector, keys: lo.keys[:0], objs: lo.objs[:0]}
+	defer func() {
+		clear(lo.objs)
+		*lo = ListOptions{keys: lo.keys[:0], objs: lo.objs[:0]}
+	}()
 	var objs []client.Object
 	var readRev model.Revision
 	var stale bool

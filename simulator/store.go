@@ -313,6 +313,10 @@ type ListOptions struct {
 	// instead of building each object's key again. selectSorted reuses
 	// the array.
 	keys []string
+	// objs is the array selectSorted returned last, handed back for it to
+	// reuse: set only by a caller that drops what the selection returned
+	// before it selects again (a client's List).
+	objs []client.Object
 }
 
 // matches reports whether obj passes the namespace, label and field
@@ -356,11 +360,14 @@ func selectSorted(objects map[string]client.Object, o *ListOptions) []client.Obj
 		}
 	}
 	slices.Sort(keys)
-	out := make([]client.Object, len(keys))
-	for i, key := range keys {
-		out[i] = objects[key]
+	out := o.objs[:0]
+	if cap(out) < len(keys) {
+		out = make([]client.Object, 0, len(keys))
 	}
-	o.keys = keys
+	for _, key := range keys {
+		out = append(out, objects[key])
+	}
+	o.keys, o.objs = keys, out
 	return out
 }
 
