@@ -1,9 +1,11 @@
 package explore
 
 import (
+	"fmt"
 	"runtime"
 	"testing"
 
+	"github.com/opcheck/opcheck/simulator"
 	"github.com/opcheck/opcheck/targets"
 )
 
@@ -11,19 +13,26 @@ import (
 // alive per schedule: its queue of items, its visited table and the
 // records boundsHeld reads at the end all grow with the schedules run.
 // Each op is one search of zookeeper/fixed with crashes=2 stale=2 (the
-// issue-14 bounds), cut at 12,000 schedules; at schedule 2,000 and at the
-// last one the benchmark collects garbage and reads the live heap (the
-// other worker waits for the search's lock meanwhile, so ns/op means
-// nothing here). live-B/schedule is the growth between the two readings
-// per schedule in between; live-MB the last reading.
+// issue-14 bounds), cut at 12,000 or 100,000 schedules; at schedule 2,000
+// and at the last one the benchmark collects garbage and reads the live
+// heap (the other worker waits for the search's lock meanwhile, so ns/op
+// means nothing here). live-B/schedule is the growth between the two
+// readings per schedule in between; live-MB the last reading.
 //
-//	go test -run '^$' -bench BenchmarkExhaustiveMemory -benchtime 1x ./explore/
+//	go test -run '^$' -bench 'BenchmarkExhaustiveMemory/schedules=12000$' -benchtime 1x ./explore/
+//	go test -run '^$' -bench 'BenchmarkExhaustiveMemory/schedules=100000$' -benchtime 1x ./explore/
 func BenchmarkExhaustiveMemory(b *testing.B) {
 	sc, err := targets.Lookup("zookeeper/fixed")
 	if err != nil {
 		b.Fatal(err)
 	}
-	const first, last = 2000, 12000
+	for _, last := range []int{12000, 100000} {
+		b.Run(fmt.Sprintf("schedules=%d", last), func(b *testing.B) { exhaustiveMemory(b, sc, last) })
+	}
+}
+
+func exhaustiveMemory(b *testing.B, sc *simulator.Scenario, last int) {
+	const first = 2000
 	live := func() uint64 {
 		runtime.GC()
 		var m runtime.MemStats
@@ -48,7 +57,7 @@ func BenchmarkExhaustiveMemory(b *testing.B) {
 		if rep.Err != nil || rep.Schedules != last || atFirst == 0 || atLast == 0 {
 			b.Fatalf("the search ran %d schedules (error %v); it must run %d to be measured", rep.Schedules, rep.Err, last)
 		}
-		perSchedule += (float64(atLast) - float64(atFirst)) / (last - first)
+		perSchedule += (float64(atLast) - float64(atFirst)) / float64(last-first)
 		lastMB += float64(atLast) / (1 << 20)
 	}
 	b.ReportMetric(perSchedule/float64(b.N), "live-B/schedule")

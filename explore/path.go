@@ -10,7 +10,7 @@ import "slices"
 // fault decision at almost every step of its fault phase but takes at most
 // the budget's few faults, so a path is kept sparse: its length and its
 // non-default choices. Held densely (an int per decision), they were most
-// of a search's live heap: 1.2 to 2.7 KB per schedule on zookeeper/fixed
+// of a search's live heap: 1.1 to 2.7 KB per schedule on zookeeper/fixed
 // with crashes=2 stale=2 (docs/benchmarks.md, "Memory of the exhaustive
 // search").
 //
