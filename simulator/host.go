@@ -183,6 +183,11 @@ func (r *reconcileRun) park() {
 
 type runKey struct{}
 
+// discardLogContext is the context every reconcile's starts from: its
+// logger discards. Contexts are immutable, so every reconcile of every
+// world shares it instead of boxing a logger into a new one each time.
+var discardLogContext = log.IntoContext(context.Background(), logr.Discard())
+
 func runFromContext(ctx context.Context) *reconcileRun {
 	r, _ := ctx.Value(runKey{}).(*reconcileRun)
 	return r
@@ -403,7 +408,7 @@ func (r *reconcileRun) exec() {
 			r.co.yield(struct{}{})
 		}
 	}()
-	ctx := context.WithValue(log.IntoContext(context.Background(), logr.Discard()), runKey{}, r)
+	ctx := context.WithValue(discardLogContext, runKey{}, r)
 	r.result, r.err = r.host.reconciler.Reconcile(ctx, r.req)
 	returned = true
 }
