@@ -146,6 +146,7 @@ func sharedList(w *World, ctx context.Context, list client.ObjectList, opts ...c
 	if !ok {
 		return w.peek.List(ctx, list, opts...)
 	}
+	defer clear(objs)
 	items := typedItems(k, list)
 	slice := reflect.MakeSlice(items.Type(), len(objs), len(objs))
 	for i, obj := range objs {
@@ -167,13 +168,19 @@ func sharedList(w *World, ctx context.Context, list client.ObjectList, opts ...c
 // (and nothing is read) otherwise. It is the selection both sharedList
 // (which shallow-copies it into list) and SharedList (which hands it out)
 // make.
+//
+// objs is the world's selection array, filled again by the next
+// selection: the callers copy out of it at once, and clear it.
 func storedSelection(w *World, list client.ObjectList, opts []client.ListOption) (k *kindInfo, objs []client.Object, ok bool, err error) {
 	k, err = w.Store.kinds.forObject(list)
 	if err != nil || isBindingKind(k) {
 		return nil, nil, false, nil
 	}
-	var o client.ListOptions
-	o.ApplyOptions(opts)
+	// The world's own options: applied through an interface, a new one
+	// would escape. Copied out and cleared before anything else runs.
+	w.selectionOptions.ApplyOptions(opts)
+	o := w.selectionOptions
+	w.selectionOptions = client.ListOptions{}
 	if _, isList := list.(metav1.ListInterface); o.Limit > 0 || o.Continue != "" || !typedItems(k, list).IsValid() || !isList {
 		return nil, nil, false, nil
 	}
@@ -186,11 +193,13 @@ func storedSelection(w *World, list client.ObjectList, opts []client.ListOption)
 	// quorum read makes the kind's table when it has none (StateHash
 	// sees which tables exist): so does this one.
 	w.Store.table(k)
+	objs = w.selection[:0]
 	for _, obj := range storedList(w, k, lo.Namespace) {
 		if lo.matches(obj) {
 			objs = append(objs, obj)
 		}
 	}
+	w.selection = objs
 	return k, objs, true, nil
 }
 
@@ -238,6 +247,7 @@ func SharedList[T client.Object](ctx context.Context, r client.Reader, list clie
 			return nil, err
 		}
 		if ok {
+			defer clear(objs)
 			return itemsAs[T](objs, list)
 		}
 	}

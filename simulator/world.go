@@ -70,7 +70,11 @@ type World struct {
 	clients   map[model.Actor]*Client
 	peek      *Client      // unrecorded quorum reads of ground truth
 	lists     sortedTables // the store's tables in key order, per table version
-	kinds     actorKinds   // kinds the built-in actors read, resolved once
+	// selection and selectionOptions are storedSelection's array and
+	// options, reused from one selection to the next.
+	selection        []client.Object
+	selectionOptions client.ListOptions
+	kinds            actorKinds // kinds the built-in actors read, resolved once
 
 	sched    stepScheduler
 	workload workloadDriver
