@@ -64,6 +64,7 @@ func NewState() *State {
 type stored struct {
 	namespace string
 	obj       runtime.Object
+	key       string // the map key it is stored under, kept for the next change
 }
 
 // matches reports whether the object is in namespace ("" for every
@@ -104,6 +105,16 @@ func ObjectKey(namespace, name string) string {
 	return namespace + "/" + name
 }
 
+// appendObjectKey appends ObjectKey(namespace, name) to b.
+func appendObjectKey(b []byte, namespace, name string) []byte {
+	if namespace == "" {
+		return append(b, name...)
+	}
+	b = append(b, namespace...)
+	b = append(b, '/')
+	return append(b, name...)
+}
+
 // Apply records e's change, if it has one: ChangeAdded and ChangeModified
 // store e.Object under (e.Kind, e.Namespace/e.Name); ChangeDeleted removes the
 // object. The revision becomes e.Rev. Events without a change are ignored.
@@ -115,25 +126,32 @@ func (s *State) Apply(e *model.Event) {
 	if e.Change == model.ChangeNone {
 		return
 	}
-	key := ObjectKey(e.Namespace, e.Name)
+	// The key is looked up from a buffer, and built only for an object
+	// the state does not hold yet: a modification stores under the key
+	// the object is held under (every change event passes here).
+	var buf [64]byte
+	key := appendObjectKey(buf[:0], e.Namespace, e.Name)
 	objs := s.kinds[e.Kind]
 	switch e.Change {
 	case model.ChangeAdded, model.ChangeModified:
 		if e.Object == nil {
-			panic(fmt.Sprintf("properties: step %d: %s change of %s %s carries no Object", e.Step, e.Change, e.Kind, key))
+			panic(fmt.Sprintf("properties: step %d: %s change of %s %s carries no Object", e.Step, e.Change, e.Kind, ObjectKey(e.Namespace, e.Name)))
 		}
 		if objs == nil {
 			objs = make(map[string]stored)
 			s.kinds[e.Kind] = objs
 		}
-		if _, ok := objs[key]; !ok {
+		if old, ok := objs[string(key)]; ok {
+			objs[old.key] = stored{namespace: e.Namespace, obj: e.Object, key: old.key}
+		} else {
+			k := string(key)
+			objs[k] = stored{namespace: e.Namespace, obj: e.Object, key: k}
 			s.count++
 			delete(s.sorted, e.Kind)
 		}
-		objs[key] = stored{namespace: e.Namespace, obj: e.Object}
 	case model.ChangeDeleted:
-		if _, ok := objs[key]; ok {
-			delete(objs, key)
+		if old, ok := objs[string(key)]; ok {
+			delete(objs, old.key)
 			s.count--
 			delete(s.sorted, e.Kind)
 		}
