@@ -575,11 +575,11 @@ func boundsHeld(runs []*runRecord, settleAt, maxSteps int) bool {
 // state, and ends a run it prunes by answering model.Prune.
 type dfsChooser struct {
 	prefix path
-	next   int // the prefix's next fault to replay
 	// taken and widths are the choice and the number of options at each
 	// fault decision so far, faultsTaken the non-default choices among
-	// them: the visits and items this schedule records are made from it
-	// (appended to only, so the paths made from it may share it).
+	// them (the faults injected in this schedule): the visits and items
+	// this schedule records are made from it (appended to only, so the
+	// paths made from it may share it).
 	taken       []int
 	widths      []int
 	faultsTaken []pathFault
@@ -589,7 +589,6 @@ type dfsChooser struct {
 	paused    bool // a watch cache is paused (a resume option is offered)
 	marks     stepMarks
 	full      bool // Options.NoReduce: every enabled fault at every decision
-	faults    int  // faults injected in this schedule
 	maxFaults int
 	visited   *visitedTable
 	dedup     bool
@@ -618,7 +617,7 @@ func (c *dfsChooser) Choose(d model.Decision) int {
 	// decision after steps independent of every fault is none.
 	point := c.full || c.marks.any()
 	var faults []int
-	if point && c.faults < c.maxFaults {
+	if point && len(c.faultsTaken) < c.maxFaults {
 		for i := range steps {
 			if steps[i].Fault != 0 && c.offer(&steps[i]) {
 				faults = append(faults, i)
@@ -641,7 +640,7 @@ func (c *dfsChooser) Choose(d model.Decision) int {
 	// state above it has futures that other shards own.
 	if len(c.taken) >= c.prefix.len() && c.dedup && (c.shards <= 1 || len(c.taken) >= SplitDepth) {
 		if h, ok := d.Fingerprint(); ok {
-			h ^= uint64(c.maxFaults-c.faults) * 0x9e3779b97f4a7c15
+			h ^= uint64(c.maxFaults-len(c.faultsTaken)) * 0x9e3779b97f4a7c15
 			h = mixFaults(h, faults)
 			key := path{n: int32(len(c.taken)), faults: c.faultsTaken[:len(c.faultsTaken):len(c.faultsTaken)]}
 			if by := c.visited.claim(h, key, depth, c.run); by != nil {
@@ -655,9 +654,10 @@ func (c *dfsChooser) Choose(d model.Decision) int {
 	}
 	at := len(c.taken)
 	opt := 0
-	if f := c.prefix.faults; c.next < len(f) && int(f[c.next].at) == at {
-		opt = int(f[c.next].opt)
-		c.next++
+	// The faults taken so far are the prefix's first ones: the next to
+	// replay is the one after them.
+	if f, n := c.prefix.faults, len(c.faultsTaken); n < len(f) && int(f[n].at) == at {
+		opt = int(f[n].opt)
 	}
 	c.taken = append(c.taken, opt)
 	c.widths = append(c.widths, 1+len(faults))
@@ -670,7 +670,6 @@ func (c *dfsChooser) Choose(d model.Decision) int {
 	if opt == 0 {
 		return def
 	}
-	c.faults++
 	c.faultsTaken = append(c.faultsTaken, pathFault{int32(at), int32(opt)})
 	return faults[opt-1]
 }
