@@ -638,16 +638,8 @@ func (c *dfsChooser) Choose(d model.Decision) int {
 	// reached otherwise may not). With shards, only states below the split
 	// point are merged: their whole future belongs to this shard, while a
 	// state above it has futures that other shards own.
-	if len(c.taken) >= c.prefix.len() && c.dedup && (c.shards <= 1 || len(c.taken) >= SplitDepth) {
-		if h, ok := d.Fingerprint(); ok {
-			h ^= uint64(c.maxFaults-len(c.faultsTaken)) * 0x9e3779b97f4a7c15
-			h = mixFaults(h, faults)
-			key := path{n: int32(len(c.taken)), faults: c.faultsTaken[:len(c.faultsTaken):len(c.faultsTaken)]}
-			if by := c.visited.claim(h, key, depth, c.run); by != nil {
-				c.run.prunedBy, c.run.prunedAt = by, depth
-				return model.Prune
-			}
-		}
+	if !c.goesOn(depth, d.Fingerprint, faults) {
+		return model.Prune
 	}
 	if len(faults) == 0 {
 		return def
@@ -672,6 +664,37 @@ func (c *dfsChooser) Choose(d model.Decision) int {
 	}
 	c.faultsTaken = append(c.faultsTaken, pathFault{int32(at), int32(opt)})
 	return faults[opt-1]
+}
+
+// goesOn claims the state at depth (its fingerprint, and the faults
+// offered there) for this path in the visited table, and reports whether
+// the path may go on from it: false when a smaller path reached it first,
+// which then prunes this one.
+func (c *dfsChooser) goesOn(depth int, fingerprint func() (uint64, bool), faults []int) bool {
+	if len(c.taken) < c.prefix.len() || !c.dedup || (c.shards > 1 && len(c.taken) < SplitDepth) {
+		return true
+	}
+	h, ok := fingerprint()
+	if !ok {
+		return true
+	}
+	h ^= uint64(c.maxFaults-len(c.faultsTaken)) * 0x9e3779b97f4a7c15
+	h = mixFaults(h, faults)
+	key := path{n: int32(len(c.taken)), faults: c.faultsTaken[:len(c.faultsTaken):len(c.faultsTaken)]}
+	if by := c.visited.claim(h, key, depth, c.run); by != nil {
+		c.run.prunedBy, c.run.prunedAt = by, depth
+		return false
+	}
+	return true
+}
+
+// SettleStarts implements simulator.SettleMerger: the settle phase's first
+// state is claimed like a decision's, with no fault offered (the
+// fingerprint carries the phase, so it never matches a fault-phase
+// state). Before the settle phase every step is a decision, so steps is
+// the depth.
+func (c *dfsChooser) SettleStarts(steps int, fingerprint func() (uint64, bool)) bool {
+	return c.goesOn(steps, fingerprint, nil)
 }
 
 // offer says whether an enabled fault is offered at this decision: every

@@ -22,6 +22,7 @@ type stepScheduler struct {
 	steps     int
 	turn      int  // the settle phase's rotation
 	settling  bool // the faults are over: fair turns, liveness is judged
+	offered   bool // the settle phase's start was offered to a SettleMerger
 	quiescent bool
 	stopped   bool
 
@@ -63,6 +64,14 @@ func (s *stepScheduler) run(w *World) {
 			w.settle()
 		}
 		if s.settling {
+			if !s.offered {
+				s.offered = true
+				if !s.settleGoesOn(w, max) {
+					s.stopped = true
+					w.explorer.notePruned()
+					break
+				}
+			}
 			w.faults.noteCaughtUp(w)
 		}
 		steps := s.collect(w)
@@ -116,6 +125,36 @@ func (s *stepScheduler) run(w *World) {
 	if !w.explorer.pruned {
 		w.props.addStuck(w.workload.stuckFinding())
 	}
+}
+
+// SettleMerger is implemented by a chooser that merges states reached
+// again (the exhaustive search's). The settle phase takes no choice: its
+// fair turns start from the first enabled step, so from its first step on
+// the run is a function of the state it starts in. The world offers that
+// state to the chooser once per run, before the settle phase's first step
+// (caches resumed, nothing else done yet), as it offers every decision's
+// fingerprint: a chooser that has seen the state before may end the run
+// there, as it does at a decision (model.Prune). A fault phase the budget
+// ends (every fault taken, the workload done) ends without a decision, so
+// without this the states after the last fault would never merge.
+//
+// It is not offered when the step bound forced the settle phase (two
+// thirds of it spent): that phase's futures depend on the steps taken,
+// which the fingerprint leaves out.
+type SettleMerger interface {
+	// SettleStarts is asked with the steps taken so far and the state's
+	// fingerprint (World.StateHash); false ends the run, pruned.
+	SettleStarts(steps int, fingerprint func() (uint64, bool)) bool
+}
+
+// settleGoesOn offers the settle phase's first state to a SettleMerger
+// chooser; false when it ends the run there.
+func (s *stepScheduler) settleGoesOn(w *World, max int) bool {
+	m, ok := s.recorder.Inner.(SettleMerger)
+	if !ok || s.steps >= max*2/3 {
+		return true
+	}
+	return m.SettleStarts(s.steps, w.explorer.fingerprint)
 }
 
 // shouldSettle says whether the fault phase is over: the workload is done
