@@ -699,9 +699,10 @@ func (c *dfsChooser) SettleStarts(steps int, fingerprint func() (uint64, bool)) 
 
 // offer says whether an enabled fault is offered at this decision: every
 // one without reduction; with it, only one the steps since the previous
-// decision do not commute with (reduction.go).
+// decision do not commute with, that is no mirror image of another and
+// that something can observe (reduction.go).
 func (c *dfsChooser) offer(f *model.Option) bool {
-	return c.full || !c.marks.independent(f) && !symmetric(f, c.paused)
+	return c.full || !c.marks.independent(f) && !symmetric(f, c.paused) && !unobserved(f)
 }
 
 // mixFaults folds the offered faults (indices into the enabled steps, which

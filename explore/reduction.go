@@ -132,6 +132,21 @@ func (m *stepMarks) independent(f *model.Option) bool {
 	}
 }
 
+// unobserved reports whether fault f changes nothing anyone sees before
+// the faults end (model.Option.Unobserved, which the world sets): a pause
+// of a watch cache on an apiserver that no controller is bound to and no
+// client reads the caches of, with no crash left to restart a controller
+// there. Every step after it reads what it would have read without it, and
+// the settle phase resumes the cache, so the schedule without the pause
+// (which also keeps that stale budget for later) covers it. What differs
+// is the fault's own events (the pause and the resume) and the faults'
+// being in force, which only excuses a stuck reconcile
+// (properties.NoStuckReconcile): a property that judged those events
+// themselves would see fewer of them.
+func unobserved(f *model.Option) bool {
+	return f.Fault == model.FaultStale && f.Unobserved
+}
+
 // symmetric reports whether fault f is the mirror image of another fault
 // enabled at the same decision, which the search offers instead: with no
 // watch cache paused every apiserver serves the head of the store, so a

@@ -67,6 +67,12 @@ type Option struct {
 	Kind string
 	// Server is the apiserver a crash restarts the controller on.
 	Server int
+	// Unobserved: a stale fault that no reader can observe before the
+	// faults end. It pauses a watch cache of an apiserver no controller is
+	// bound to and no client reads the caches of, and no crash is left in
+	// the budget to restart a controller there; at the settle phase the
+	// cache resumes, unread.
+	Unobserved bool
 	// Label names the step in traces, e.g. "deliver Pod".
 	Label string
 }

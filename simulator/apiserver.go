@@ -31,6 +31,9 @@ type APIServer struct {
 	// serves a read. With it, caches lag only when paused; without it, the
 	// caller advances them explicitly with Advance and Sync.
 	AutoSync bool
+	// cacheReader: a client of Cluster.Client reads this apiserver's
+	// watch caches (not quorum), besides the controllers bound to it.
+	cacheReader bool
 }
 
 // WatchCache is an apiserver's cache of one resource type: the state of that

@@ -104,6 +104,9 @@ func (c *Cluster) Record(e model.Event) {
 // reads are served from that apiserver's watch caches (as an informer's
 // list would be) unless quorum is set.
 func (c *Cluster) Client(actor model.Actor, id int, quorum bool) *Client {
+	if !quorum {
+		c.Server(id).cacheReader = true
+	}
 	return &Client{
 		cluster: c,
 		server:  c.Server(id),

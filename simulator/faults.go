@@ -27,6 +27,25 @@ type faultInjector struct {
 	evictions  revisionMemo[[]Step] // the eviction steps at one revision
 }
 
+// unobserved reports whether a pause of a watch cache of apiserver s now
+// goes unseen until the faults end (model.Option.Unobserved): only the
+// controllers bound to s (their informers, their API readers and their
+// relists) and the clients of Cluster.Client without quorum read its
+// caches; built-in actors, the user and the properties read with quorum.
+// With no crash left, no controller can be restarted onto s, and the
+// settle phase resumes the cache.
+func (f *faultInjector) unobserved(w *World, s *APIServer) bool {
+	if f.budget.Crashes > 0 || s.cacheReader {
+		return false
+	}
+	for _, h := range w.hosts {
+		if h.server == s {
+			return false
+		}
+	}
+	return true
+}
+
 // pauseTarget is the watch cache a stale-fault step pauses.
 type pauseTarget struct {
 	server *APIServer
@@ -121,14 +140,13 @@ func (f *faultInjector) steps(w *World, buf []Step) []Step {
 				}
 			}
 		}
-		if len(f.paused) == 0 {
-			buf = append(buf, f.pauseSteps...)
-		} else {
-			for i := range f.pauseSteps {
-				if !f.isPaused(f.pauseOf[i]) {
-					buf = append(buf, f.pauseSteps[i])
-				}
+		for i := range f.pauseSteps {
+			if len(f.paused) > 0 && f.isPaused(f.pauseOf[i]) {
+				continue
 			}
+			st := f.pauseSteps[i]
+			st.Unobserved = f.unobserved(w, f.pauseOf[i].server)
+			buf = append(buf, st)
 		}
 	}
 	if len(f.paused) > 0 {

@@ -24,7 +24,10 @@ type Step struct {
 	Kind string
 	// Server is the apiserver a crash restarts the controller on.
 	Server int
-	Run    func()
+	// Unobserved marks a stale fault nothing can observe before the
+	// faults end (faultInjector.unobserved).
+	Unobserved bool
+	Run        func()
 }
 
 // Actor is a built-in controller or an external system: something that
