@@ -213,6 +213,7 @@ func mergeFiles(files []string, n int) ([]*merged, error) {
 		m.Pruned += l.r.Pruned
 		m.Steps += l.r.Steps
 		m.Reexplored += l.r.Reexplored
+		m.Replayed += l.r.Replayed
 		m.ElapsedMS = max(m.ElapsedMS, l.r.ElapsedMS)
 		m.verdicts = append(m.verdicts, l.r.Verdict)
 		if l.r.Verdict == VerdictViolation && m.Property == "" {

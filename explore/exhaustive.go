@@ -264,6 +264,7 @@ func (s *treeSearch) work() {
 		s.cond.Broadcast()
 		if r != nil {
 			s.res.Steps += r.Steps
+			s.res.Replayed += c.replayed
 		}
 		if err != nil {
 			if s.res.Err == nil {
@@ -585,8 +586,11 @@ type dfsChooser struct {
 	faultsTaken []pathFault
 	// depth is the number of decisions so far: before the settle phase
 	// every step is a decision, so it is the world's step count.
-	depth     int
-	paused    bool // a watch cache is paused (a resume option is offered)
+	depth  int
+	paused bool // a watch cache is paused (a resume option is offered)
+	// replayed is the steps taken before the prefix's last fault: those
+	// the parent schedule ran too (Report.Replayed).
+	replayed  int
 	marks     stepMarks
 	full      bool // Options.NoReduce: every enabled fault at every decision
 	maxFaults int
@@ -663,6 +667,9 @@ func (c *dfsChooser) Choose(d model.Decision) int {
 		return def
 	}
 	c.faultsTaken = append(c.faultsTaken, pathFault{int32(at), int32(opt)})
+	if len(c.faultsTaken) == len(c.prefix.faults) {
+		c.replayed = depth
+	}
 	return faults[opt-1]
 }
 

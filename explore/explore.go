@@ -212,6 +212,12 @@ type Report struct {
 	Complete bool
 	// Steps is the total number of steps over every schedule run.
 	Steps int
+	// Replayed (exhaustive) is the part of Steps the search spent
+	// replaying the prefixes of its items: each schedule re-runs, from the
+	// start, the steps its parent ran before the decision where it takes
+	// its last fault. A stateless search cannot copy a world (it holds
+	// running reconcilers), so it re-runs them.
+	Replayed int
 	// States counts distinct states: for the sampling strategies, final
 	// world states (simulator.World.StateHash; a coverage figure, not a
 	// dedup); for the exhaustive search, the states at fault decisions.
