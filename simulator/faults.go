@@ -279,14 +279,27 @@ func (f *faultInjector) evict(w *World, namespace, name string) {
 }
 
 // hashPaused adds the caches a stale fault paused, with their contents,
-// to a state fingerprint.
+// to a state fingerprint. The content of a cache nothing can read before
+// the faults end (an apiserver no controller is bound to and no cache
+// reader uses, with no crash left: unobserved) decides nothing: the settle
+// phase resumes it unread, and it then serves the head like any other.
+// Only that it is paused is added, so that two paths that paused it at
+// different moments and then moved every reader away merge.
 func (f *faultInjector) hashPaused(w *World, fp *fingerprint) {
 	for _, p := range f.paused {
 		fp.put(uint64(p.server.ID))
 		fp.putS(p.cache.kind.gvk.Kind)
+		if f.unobserved(w, p.server) {
+			fp.put(unreadCache)
+			continue
+		}
 		w.hashObjects(fp.h, p.cache.kind, p.cache.objects, fp.put, fp.putS)
 	}
 }
+
+// unreadCache stands for the content of a paused cache nothing will read
+// in a state fingerprint.
+const unreadCache = 0x756e72656164 // "unread"
 
 // hashBudget adds the fault budget left to a state fingerprint.
 func (f *faultInjector) hashBudget(fp *fingerprint) {
