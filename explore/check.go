@@ -328,7 +328,9 @@ const FuzzHeader = 9
 //
 // A step choice tosses the coin: with probability rate it runs one of the
 // enabled fault steps (crashes, cache pauses, drops, evictions, settle),
-// else an ordinary one (model.Option.Actor tells them apart).
+// else an ordinary one (model.Option.Actor tells them apart). Unlike
+// Random's, this coin keeps its rate when nothing changes, so that a
+// stored fuzz input keeps the schedule it was found with.
 func FuzzChooser(data []byte) model.Chooser {
 	var hdr [FuzzHeader]byte
 	copy(hdr[:], data)

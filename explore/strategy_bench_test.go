@@ -17,11 +17,12 @@ import (
 // schedules/op-median is the median number of schedules; not-found/op is the
 // fraction of seeds whose whole budget found nothing.
 func BenchmarkSchedulesToFirstViolation(b *testing.B) {
-	for _, name := range []string{"zookeeper/buggy", "casskop/buggy"} {
+	for _, name := range []string{"zookeeper/buggy", "casskop/buggy", "kuberay/scale", "kuberay/lifecycle"} {
 		for _, strategy := range []string{StrategyRandom, StrategyPCT} {
 			b.Run(name+"/"+strategy, func(b *testing.B) {
 				sc := lookup(b, name)
 				counts := make([]int, 0, b.N)
+				steps := make([]int, 0, b.N)
 				notFound := 0
 				for i := 0; i < b.N; i++ {
 					opts := DefaultOptions()
@@ -34,12 +35,18 @@ func BenchmarkSchedulesToFirstViolation(b *testing.B) {
 						notFound++
 					}
 					counts = append(counts, rep.Schedules)
+					steps = append(steps, rep.Steps)
 				}
-				slices.Sort(counts)
-				median := float64(counts[(len(counts)-1)/2]+counts[len(counts)/2]) / 2
-				b.ReportMetric(median, "schedules/op-median")
+				b.ReportMetric(median(counts), "schedules/op-median")
+				b.ReportMetric(median(steps), "steps/op-median")
 				b.ReportMetric(float64(notFound)/float64(b.N), "not-found/op")
 			})
 		}
 	}
+}
+
+// median sorts xs and returns their median.
+func median(xs []int) float64 {
+	slices.Sort(xs)
+	return float64(xs[(len(xs)-1)/2]+xs[len(xs)/2]) / 2
 }
