@@ -57,8 +57,8 @@ func mix(z uint64) uint64 {
 // and requeues, for instance): more of them explores nothing new, and only
 // a fault (a resume, a crash, the settle decision) ends the run. 32 is a
 // few such laps of the zookeeper controller: shorter spans (16, or going
-// straight to 1/2) closed more of the paused-cache windows the seed bug
-// needs before they were used, and found it less often per schedule
+// straight to 1/2) found the zookeeper seed bug in markedly fewer
+// schedules, for only a few percent fewer steps per schedule
 // (docs/benchmarks.md).
 const quietSpan = 32
 
