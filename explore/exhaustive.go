@@ -291,7 +291,7 @@ func (s *treeSearch) run(prefix path, index int) (*dfsChooser, *simulator.Result
 	if opts.perturb != nil {
 		opts.perturb(prefix.dense())
 	}
-	c := &dfsChooser{prefix: prefix, visited: s.visited, dedup: !opts.NoPrune, full: opts.NoReduce, shard: opts.Shard, shards: opts.Shards, maxFaults: s.maxFaults,
+	c := &dfsChooser{prefix: prefix, visited: s.visited, dedup: !opts.NoPrune, full: opts.NoReduce, stranding: opts.offerStranding, shard: opts.Shard, shards: opts.Shards, maxFaults: s.maxFaults,
 		marks: stepMarks{first: true}, run: &runRecord{prefix: prefix}}
 	w, err := simulator.NewWorld(s.sc, c, simulator.RunOptions{Faults: opts.Faults})
 	if err != nil {
@@ -593,6 +593,7 @@ type dfsChooser struct {
 	replayed  int
 	marks     stepMarks
 	full      bool // Options.NoReduce: every enabled fault at every decision
+	stranding bool // Options.offerStranding: offer the crashes that strand a pause
 	maxFaults int
 	visited   *visitedTable
 	dedup     bool
@@ -706,10 +707,11 @@ func (c *dfsChooser) SettleStarts(steps int, fingerprint func() (uint64, bool)) 
 
 // offer says whether an enabled fault is offered at this decision: every
 // one without reduction; with it, only one the steps since the previous
-// decision do not commute with, that is no mirror image of another and
-// that something can observe (reduction.go).
+// decision do not commute with, that is no mirror image of another, that
+// something can observe and that does not make a pause one nobody saw
+// (reduction.go).
 func (c *dfsChooser) offer(f *model.Option) bool {
-	return c.full || !c.marks.independent(f) && !symmetric(f, c.paused) && !unobserved(f)
+	return c.full || !c.marks.independent(f) && !symmetric(f, c.paused) && !unobserved(f) && (c.stranding || !strands(f))
 }
 
 // mixFaults folds the offered faults (indices into the enabled steps, which

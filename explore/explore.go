@@ -108,6 +108,10 @@ type Options struct {
 	// still stops at its own first one); the report keeps the first. The
 	// pruning soundness test compares every violation met this way.
 	keepGoing bool
+	// offerStranding (tests) offers the crashes the reduction leaves out
+	// because they strand a pause nothing saw (reduction.go: strands), to
+	// check that reduction against the search without it.
+	offerStranding bool
 	// perLevel (tests) runs the exhaustive search as iterative deepening
 	// on the number of faults: a search per fault count L = 0, 1, ...,
 	// each over the schedules with at most L faults (re-running the lower

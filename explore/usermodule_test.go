@@ -67,6 +67,11 @@ func sh(t *testing.T, dir string, env []string, line string) (int, string) {
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
+	if strings.Contains(out.String(), "module lookup disabled by GOPROXY=off") {
+		// The module builds offline from the module cache; a cache filled
+		// by go build alone lacks the go.mod files of the whole graph.
+		t.Fatalf("%s: the module cache lacks a module the user module's graph needs; run `go mod download` in the repository (as .ci/run does) and test again:\n%s", line, out.String())
+	}
 	var exit *exec.ExitError
 	switch {
 	case err == nil:

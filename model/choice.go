@@ -73,6 +73,15 @@ type Option struct {
 	// the budget to restart a controller there; at the settle phase the
 	// cache resumes, unread.
 	Unobserved bool
+	// StrandsPause: a crash, the last of the budget, that restarts the
+	// only controller bound to an apiserver on another one while a watch
+	// cache of that apiserver is paused and nothing has read it behind the
+	// store: no client reads that apiserver's caches, and since the pause
+	// no change of the cache's kind was written while a controller was
+	// bound there. After the crash nothing can read the cache until the
+	// settle phase resumes it, and nothing read it before: the pause
+	// changed nothing anyone saw.
+	StrandsPause bool
 	// Label names the step in traces, e.g. "deliver Pod".
 	Label string
 }

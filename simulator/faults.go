@@ -46,6 +46,54 @@ func (f *faultInjector) unobserved(w *World, s *APIServer) bool {
 	return true
 }
 
+// bound reports whether a controller other than except is bound to
+// apiserver s (its informers and its API reader read s's caches).
+func (w *World) bound(s *APIServer, except *Host) bool {
+	for _, h := range w.hosts {
+		if h.server == s && h != except {
+			return true
+		}
+	}
+	return false
+}
+
+// noteSeen marks the paused caches something may have read behind the
+// store: a change of the cache's kind was written after the pause while
+// a controller was bound to its apiserver or a client reads its caches.
+// From then on the controllers bound there may have acted on what the
+// cache held back (an informer that missed events, a read that returned
+// an old object) and the pause made a difference. A cache at the store's
+// head serves what an unpaused one would. This runs at every step of the
+// fault phase, so at every crash, and only a crash rebinds a controller:
+// a cache that falls behind while nobody is bound to it is marked when
+// the next crash binds a controller there, before that controller runs.
+func (f *faultInjector) noteSeen(w *World) {
+	for _, p := range f.paused {
+		if !p.seen && p.server.Pending(p.cache) > 0 && (p.server.cacheReader || w.bound(p.server, nil)) {
+			p.seen = true
+		}
+	}
+}
+
+// strands reports whether the crash of host h restarting on apiserver to
+// strands a pause nothing saw (model.Option.StrandsPause): it is the last
+// crash of the budget, h is the only controller bound to its apiserver and
+// no client reads that apiserver's caches, so after the crash nothing
+// reads them before the settle phase resumes them, and one of them is
+// paused and was never read behind the store (noteSeen).
+func (f *faultInjector) strands(w *World, h *Host, to *APIServer) bool {
+	from := h.server
+	if f.budget.Crashes != 1 || to == from || from.cacheReader || w.bound(from, h) {
+		return false
+	}
+	for _, p := range f.paused {
+		if p.server == from && !p.seen {
+			return true
+		}
+	}
+	return false
+}
+
 // pauseTarget is the watch cache a stale-fault step pauses.
 type pauseTarget struct {
 	server *APIServer
@@ -57,6 +105,8 @@ type pausedCache struct {
 	server *APIServer
 	cache  *WatchCache
 	resume *Step // the step that resumes it, built once
+	// seen: something may have read the cache behind the store (noteSeen).
+	seen bool
 }
 
 // spend takes the fault from the budget.
@@ -112,6 +162,9 @@ func (f *faultInjector) inForce(w *World) bool {
 // steps appends the faults the budget still allows.
 func (f *faultInjector) steps(w *World, buf []Step) []Step {
 	b := f.budget
+	if len(f.paused) > 0 {
+		f.noteSeen(w)
+	}
 	// The fault steps only change with the hosts, the servers and the
 	// kinds, so they are built once (this runs at every decision).
 	if b.Crashes > 0 {
@@ -123,7 +176,13 @@ func (f *faultInjector) steps(w *World, buf []Step) []Step {
 					hs.crash = append(hs.crash, Step{Actor: model.ActorFault, Class: model.StepFault, Fault: model.FaultCrash, Server: s.ID, Label: "crash " + string(h.actor) + ", restart on " + string(model.APIServerActor(s.ID)), Run: func() { f.crash(w, h, s) }})
 				}
 			}
+			at := len(buf)
 			buf = append(buf, hs.crash...)
+			if len(f.paused) > 0 {
+				for i := at; i < len(buf); i++ {
+					buf[i].StrandsPause = f.strands(w, h, w.Server(buf[i].Server))
+				}
+			}
 		}
 	}
 	// While the budget lasts, any cache not paused yet may be paused, also

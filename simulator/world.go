@@ -27,7 +27,11 @@ type Step struct {
 	// Unobserved marks a stale fault nothing can observe before the
 	// faults end (faultInjector.unobserved).
 	Unobserved bool
-	Run        func()
+	// StrandsPause marks the last crash when it moves a controller away
+	// from a paused watch cache nothing has read behind the store
+	// (faultInjector.strands).
+	StrandsPause bool
+	Run          func()
 }
 
 // Actor is a built-in controller or an external system: something that
