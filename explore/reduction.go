@@ -148,18 +148,20 @@ func unobserved(f *model.Option) bool {
 }
 
 // strands reports whether fault f is a crash that strands a pause nothing
-// saw (model.Option.StrandsPause, which the world sets): the last crash of
-// the budget moves the only controller bound to an apiserver away from it
-// while one of its watch caches is paused and has not fallen behind the
-// store while anything could read it. The pause changed nothing anyone
-// read before the crash (the cache served the head), and nothing reads
-// the cache after it until the settle phase resumes it. So the schedule
-// without that pause and with the same crash (where the crash strands
-// nothing and is offered) reaches every state this one does but the
-// fault's own events, with a stale fault more to spend; an unobserved
-// pause is the same argument made at the pause (unobserved). Crashes
-// strand many pauses: the stale budget is spent right after a write, a
-// crash after the next write, and most such pairs leave the pause unread.
+// saw (model.Option.StrandsPause, which the world sets): after the last
+// crash of the budget, a watch cache that is paused and has not fallen
+// behind the store while anything could read it is on an apiserver that
+// no controller is bound to and no client reads. The crash moved the only
+// controller bound there away, or the cache was paused where nobody was
+// bound and the crash that could have moved a controller there restarts
+// it elsewhere. The pause changed nothing anyone read before the crash
+// (the cache served the head), and nothing reads the cache after it until
+// the settle phase resumes it. So the schedule without that pause and with
+// the same crash reaches every state this one does but the fault's own
+// events, with a stale fault more to spend; an unobserved pause is the
+// same argument made at the pause (unobserved). Crashes strand many
+// pauses: the stale budget is spent right after a write, a crash after
+// the next write, and most such pairs leave the pause unread.
 // TestStrandingCrashesKeepEveryViolation compares the search with and
 // without this rule.
 func strands(f *model.Option) bool {

@@ -73,14 +73,13 @@ type Option struct {
 	// the budget to restart a controller there; at the settle phase the
 	// cache resumes, unread.
 	Unobserved bool
-	// StrandsPause: a crash, the last of the budget, that restarts the
-	// only controller bound to an apiserver on another one while a watch
-	// cache of that apiserver is paused and nothing has read it behind the
-	// store: no client reads that apiserver's caches, and since the pause
-	// no change of the cache's kind was written while a controller was
-	// bound there. After the crash nothing can read the cache until the
-	// settle phase resumes it, and nothing read it before: the pause
-	// changed nothing anyone saw.
+	// StrandsPause: a crash, the last of the budget, after which a watch
+	// cache that is paused and that nothing has read behind the store sits
+	// on an apiserver no controller is bound to and no client reads the
+	// caches of (the crash moves the controller bound there away, or
+	// restarts a controller elsewhere when nobody was bound there). Nothing
+	// read it before, and nothing can read it until the settle phase
+	// resumes it: the pause changed nothing anyone saw.
 	StrandsPause bool
 	// Label names the step in traces, e.g. "deliver Pod".
 	Label string

@@ -77,17 +77,18 @@ func (f *faultInjector) noteSeen(w *World) {
 
 // strands reports whether the crash of host h restarting on apiserver to
 // strands a pause nothing saw (model.Option.StrandsPause): it is the last
-// crash of the budget, h is the only controller bound to its apiserver and
-// no client reads that apiserver's caches, so after the crash nothing
-// reads them before the settle phase resumes them, and one of them is
-// paused and was never read behind the store (noteSeen).
+// crash of the budget, and a paused cache that was never read behind the
+// store (noteSeen) is on an apiserver that, after the crash, no controller
+// is bound to and no client reads the caches of. Nothing reads that cache
+// before the settle phase resumes it. The apiserver is h's own (the crash
+// moves h away from it) or one nobody was bound to since the pause (the
+// crash that could have moved a controller there restarts it elsewhere).
 func (f *faultInjector) strands(w *World, h *Host, to *APIServer) bool {
-	from := h.server
-	if f.budget.Crashes != 1 || to == from || from.cacheReader || w.bound(from, h) {
+	if f.budget.Crashes != 1 {
 		return false
 	}
 	for _, p := range f.paused {
-		if p.server == from && !p.seen {
+		if s := p.server; !p.seen && s != to && !s.cacheReader && !w.bound(s, h) {
 			return true
 		}
 	}

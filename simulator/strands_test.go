@@ -62,28 +62,35 @@ func (p *strandWatcher) Choose(d model.Decision) int {
 }
 
 // A crash strands a pause (model.Option.StrandsPause) exactly when it is
-// the budget's last, it moves the only controller bound to the paused
-// cache's apiserver to another apiserver, no client reads that
-// apiserver's caches, and the cache has not fallen behind the store while
-// the controller was bound there. Here the controller is bound to
-// apiserver-1 and the ZookeeperCluster cache is paused after the create:
-// the restart on apiserver-2 strands it until the next ZookeeperCluster
-// write, and never after. Mutations tried: ignoring the seen mark, the
-// crash budget, the cache reader, and the paused cache's apiserver each
-// fail a case.
+// the budget's last and it leaves a paused cache that nothing read behind
+// the store on an apiserver no controller will be bound to and whose
+// caches no client reads. Here the controller is bound to apiserver-1.
+// With apiserver-1's ZookeeperCluster cache paused after the create, the
+// restart on apiserver-2 strands it until the next ZookeeperCluster write
+// (the controller then reads the cache behind the store), and never after.
+// With apiserver-2's paused, which nobody is bound to, the restart on
+// apiserver-1 strands it at every decision: nothing ever reads it.
+// Mutations tried: ignoring the seen mark, the crash budget, the cache
+// reader, and the restart's apiserver each fail a case.
 func TestCrashStrandsAPauseNothingRead(t *testing.T) {
 	cases := []struct {
 		name    string
 		crashes int
 		pauseOn int
-		reader  int  // an apiserver a client of Cluster.Client reads the caches of (0: none)
-		strands bool // the restart on apiserver-2 strands the pause until the cache falls behind
+		reader  int // an apiserver a client of Cluster.Client reads the caches of (0: none)
+		// strandsOn: the apiserver of the only restart that strands the
+		// pause (0: none does); untilBehind: only until the cache falls
+		// behind the store.
+		strandsOn   int
+		untilBehind bool
 	}{
-		{"the last crash, the bound apiserver's cache paused", 1, 1, 0, true},
-		{"a cache reader elsewhere changes nothing", 1, 1, 2, true},
-		{"a crash left after it: a restart could come back", 2, 1, 0, false},
-		{"a client reads apiserver-1's caches", 1, 1, 1, false},
-		{"the paused cache is on the apiserver the crash restarts on", 1, 2, 0, false},
+		{"the last crash, the bound apiserver's cache paused", 1, 1, 0, 2, true},
+		{"a cache reader elsewhere changes nothing", 1, 1, 2, 2, true},
+		{"a crash left after it: a restart could come back", 2, 1, 0, 0, false},
+		{"a client reads apiserver-1's caches", 1, 1, 1, 0, false},
+		{"the paused cache is on an apiserver nobody is bound to", 1, 2, 0, 1, false},
+		{"a client reads the unbound apiserver's caches", 1, 2, 2, 0, false},
+		{"a crash left, the cache on the unbound apiserver", 2, 2, 0, 0, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -106,24 +113,25 @@ func TestCrashStrandsAPauseNothingRead(t *testing.T) {
 			stranding, afterBehind := 0, 0
 			for i, servers := range p.strands {
 				for _, s := range servers {
-					if s != 2 {
-						t.Errorf("decision %d after the pause: the restart on apiserver-%d strands the pause; only one away from apiserver-1 can", i, s)
+					if s != c.strandsOn {
+						t.Errorf("decision %d after the pause: the restart on apiserver-%d strands the pause, want only apiserver-%d's", i, s, c.strandsOn)
 					}
 				}
+				wanted := c.strandsOn != 0 && !(c.untilBehind && p.behind[i])
 				switch {
-				case len(servers) > 0 && p.behind[i]:
+				case len(servers) > 0 && !wanted && p.behind[i]:
 					afterBehind++
 				case len(servers) > 0:
 					stranding++
-				case !p.behind[i] && c.strands:
-					t.Errorf("decision %d after the pause: the cache is at the head, and no crash strands it", i)
+				case wanted:
+					t.Errorf("decision %d after the pause (cache behind the store: %v): no crash strands it", i, p.behind[i])
 				}
 			}
 			if afterBehind > 0 {
 				t.Errorf("%d decisions after the paused cache fell behind offer a crash that strands it", afterBehind)
 			}
-			if c.strands != (stranding > 0) {
-				t.Errorf("%d decisions offer a crash that strands the pause, want some: %v", stranding, c.strands)
+			if want := c.strandsOn != 0; want != (stranding > 0) {
+				t.Errorf("%d decisions offer a crash that strands the pause, want some: %v", stranding, want)
 			}
 			t.Logf("%d decisions after the pause, %d of them with a stranding crash", len(p.strands), stranding)
 		})

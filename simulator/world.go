@@ -27,9 +27,9 @@ type Step struct {
 	// Unobserved marks a stale fault nothing can observe before the
 	// faults end (faultInjector.unobserved).
 	Unobserved bool
-	// StrandsPause marks the last crash when it moves a controller away
-	// from a paused watch cache nothing has read behind the store
-	// (faultInjector.strands).
+	// StrandsPause marks the last crash when, after it, a paused watch
+	// cache nothing has read behind the store is on an apiserver nothing
+	// reads (faultInjector.strands).
 	StrandsPause bool
 	Run          func()
 }
