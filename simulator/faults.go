@@ -344,7 +344,11 @@ func (f *faultInjector) evict(w *World, namespace, name string) {
 // reader uses, with no crash left: unobserved) decides nothing: the settle
 // phase resumes it unread, and it then serves the head like any other.
 // Only that it is paused is added, so that two paths that paused it at
-// different moments and then moved every reader away merge.
+// different moments and then moved every reader away merge. While a
+// crash is left, whether something may have read the cache behind the
+// store (pausedCache.seen) is added too: it decides whether the last
+// crash strands the pause (strands), so two paths that differ in it offer
+// different crashes from the same world.
 func (f *faultInjector) hashPaused(w *World, fp *fingerprint) {
 	for _, p := range f.paused {
 		fp.put(uint64(p.server.ID))
@@ -352,6 +356,13 @@ func (f *faultInjector) hashPaused(w *World, fp *fingerprint) {
 		if f.unobserved(w, p.server) {
 			fp.put(unreadCache)
 			continue
+		}
+		if f.budget.Crashes > 0 {
+			seen := uint64(0)
+			if p.seen {
+				seen = 1
+			}
+			fp.put(seen)
 		}
 		w.hashObjects(fp.h, p.cache.kind, p.cache.objects, fp.put, fp.putS)
 	}
