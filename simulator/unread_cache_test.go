@@ -111,6 +111,26 @@ func idleConfigMaps(faults model.FaultBudget) *simulator.Scenario {
 	}
 }
 
+// scriptedFingerprint runs the idle ConfigMap scenario with faults under
+// a faultAfter chooser with script, and returns the fingerprint it kept at
+// the first decision after the workload created at.
+func scriptedFingerprint(t *testing.T, faults model.FaultBudget, script [][2]string, at string) uint64 {
+	t.Helper()
+	var w *simulator.World
+	ch := &faultAfter{w: &w, script: script, at: at}
+	w, err := simulator.NewWorld(idleConfigMaps(faults), ch, simulator.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if len(ch.script) != 0 || !ch.hashed {
+		t.Fatalf("faults %s, script %v: left %v, fingerprint taken %v", &faults, script, ch.script, ch.hashed)
+	}
+	return ch.hash
+}
+
 // Two paths pause apiserver-1's ConfigMap cache at different moments
 // (after a, holding a; after b, holding a and b), then crash the controller
 // and restart it on apiserver-2. With no crash left, nothing will read the
@@ -122,19 +142,7 @@ func idleConfigMaps(faults model.FaultBudget) *simulator.Scenario {
 func TestUnreadPausedCacheContentIsNotFingerprinted(t *testing.T) {
 	const pause, crash = "pause apiserver-1 ConfigMap cache", "crash controller/idle, restart on apiserver-2"
 	fingerprint := func(faults model.FaultBudget, pauseAfter string) uint64 {
-		var w *simulator.World
-		ch := &faultAfter{w: &w, script: [][2]string{{pauseAfter, pause}, {"done: b", crash}}, at: "c"}
-		w, err := simulator.NewWorld(idleConfigMaps(faults), ch, simulator.RunOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := w.Run(); err != nil {
-			t.Fatal(err)
-		}
-		if len(ch.script) != 0 || !ch.hashed {
-			t.Fatalf("faults %s, pause after %q: script left %v, fingerprint taken %v", &faults, pauseAfter, ch.script, ch.hashed)
-		}
-		return ch.hash
+		return scriptedFingerprint(t, faults, [][2]string{{pauseAfter, pause}, {"done: b", crash}}, "c")
 	}
 	last := model.FaultBudget{Crashes: 1, Stale: 1}
 	if a, b := fingerprint(last, "done: a"), fingerprint(last, "done: b"); a != b {
@@ -159,23 +167,11 @@ func TestUnreadPausedCacheContentIsNotFingerprinted(t *testing.T) {
 func TestSeenPauseIsFingerprintedWhileACrashIsLeft(t *testing.T) {
 	const pause = "pause apiserver-2 ConfigMap cache"
 	fingerprint := func(faults model.FaultBudget, between string) uint64 {
-		var w *simulator.World
-		ch := &faultAfter{w: &w, script: [][2]string{
+		return scriptedFingerprint(t, faults, [][2]string{
 			{"done: a", pause},
 			{"done: b", "crash controller/idle, restart on " + between},
 			{"done: c", "crash controller/idle, restart on apiserver-1"},
-		}, at: "d"}
-		w, err := simulator.NewWorld(idleConfigMaps(faults), ch, simulator.RunOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := w.Run(); err != nil {
-			t.Fatal(err)
-		}
-		if len(ch.script) != 0 || !ch.hashed {
-			t.Fatalf("faults %s, restart on %s: script left %v, fingerprint taken %v", &faults, between, ch.script, ch.hashed)
-		}
-		return ch.hash
+		}, "d")
 	}
 	left := model.FaultBudget{Crashes: 3, Stale: 1}
 	if a, b := fingerprint(left, "apiserver-2"), fingerprint(left, "apiserver-1"); a == b {
