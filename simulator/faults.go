@@ -365,6 +365,7 @@ func (f *faultInjector) hashPaused(w *World, fp *fingerprint) {
 			fp.put(seen)
 		}
 		w.hashObjects(fp.h, p.cache.kind, p.cache.objects, fp.put, fp.putS)
+		w.hashBacklog(p.cache, fp.put, fp.putS)
 	}
 }
 

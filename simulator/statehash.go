@@ -157,6 +157,26 @@ func (w *World) hashPending(inf *informer, put func(uint64), putS func(string)) 
 	}
 }
 
+// hashBacklog adds the changes of a paused cache's kind that the cache has
+// not applied, in order. An informer bound to the cache's apiserver
+// receives each of them, one per delivery step, once the cache resumes:
+// two paths that paused the cache at the same revision and reached the
+// same head through different intermediate writes (a status write more,
+// say) deliver different events and interleave the reconciles between
+// them differently, so they must not merge while something may read the
+// cache (a cache nothing will read is hashed as unread, hashPaused).
+func (w *World) hashBacklog(c *WatchCache, put func(uint64), putS func(string)) {
+	backlog := w.Store.table(c.kind).changes[c.next:]
+	put(uint64(len(backlog)))
+	for _, ch := range backlog {
+		putS(ch.Key)
+		put(uint64(ch.Type))
+		if ch.Object != nil {
+			put(w.explorer.contentHash(ch.Object))
+		}
+	}
+}
+
 // contentHash hashes an object's content without its resourceVersion.
 // Stored objects are immutable, so the hash is computed once per object.
 func (x *explorerHooks) contentHash(obj client.Object) uint64 {
