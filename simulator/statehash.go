@@ -23,7 +23,9 @@ type Hasher interface {
 // StateHash fingerprints everything that determines the world's future,
 // for the exhaustive explorer's dedup: the store's contents (object content
 // without resourceVersion, so that the same state reached through
-// differently ordered writes matches), paused watch caches, each controller's
+// differently ordered writes matches), paused watch caches (their content,
+// the changes they hold back, and whether anything may have read them
+// behind the store; hashPaused), each controller's
 // apiserver, informer contents and queue, the watch events each informer has
 // not received yet (in order, with the ones a drop fault took), whether each
 // object a cache or an informer holds is the store's current revision of it
