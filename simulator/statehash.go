@@ -145,11 +145,7 @@ func (w *World) hashPending(inf *informer, put func(uint64), putS func(string)) 
 	pending := changes[i:]
 	put(uint64(len(pending)))
 	for _, c := range pending {
-		putS(c.Key)
-		put(uint64(c.Type))
-		if c.Object != nil {
-			put(w.explorer.contentHash(c.Object))
-		}
+		w.hashChange(c, put, putS)
 		head, ok := inf.server.store.peek(inf.kind, c.Key)
 		if ok && head == c.Object {
 			put(1)
@@ -170,12 +166,18 @@ func (w *World) hashPending(inf *informer, put func(uint64), putS func(string)) 
 func (w *World) hashBacklog(c *WatchCache, put func(uint64), putS func(string)) {
 	backlog := w.Store.table(c.kind).changes[c.next:]
 	put(uint64(len(backlog)))
-	for _, ch := range backlog {
-		putS(ch.Key)
-		put(uint64(ch.Type))
-		if ch.Object != nil {
-			put(w.explorer.contentHash(ch.Object))
-		}
+	for i := range backlog {
+		w.hashChange(backlog[i], put, putS)
+	}
+}
+
+// hashChange adds one change of the store: its key, its type and the
+// content of the object it leaves.
+func (w *World) hashChange(c *Change, put func(uint64), putS func(string)) {
+	putS(c.Key)
+	put(uint64(c.Type))
+	if c.Object != nil {
+		put(w.explorer.contentHash(c.Object))
 	}
 }
 
