@@ -6,7 +6,6 @@ import (
 
 	"github.com/opcheck/opcheck/model"
 	"github.com/opcheck/opcheck/simulator"
-	"github.com/opcheck/opcheck/targets/zookeeper"
 )
 
 // strandWatcher takes ordinary steps and no fault, except that it pauses
@@ -94,15 +93,7 @@ func TestCrashStrandsAPauseNothingRead(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			sc := zookeeper.Scenario(zookeeper.Fixed)
-			sc.Faults = model.FaultBudget{Crashes: c.crashes, Stale: 1}
-			if c.reader != 0 {
-				actors := sc.Actors
-				sc.Actors = func(w *simulator.World) []simulator.Actor {
-					w.Client("cache-reader", c.reader, false)
-					return actors(w)
-				}
-			}
+			sc := zookeeperFixedReadingCaches(model.FaultBudget{Crashes: c.crashes, Stale: 1}, c.reader)
 			p := &strandWatcher{pauseOn: c.pauseOn}
 			if _, err := simulator.Run(sc, p, simulator.RunOptions{}); err != nil {
 				t.Fatal(err)

@@ -84,15 +84,7 @@ func TestPauseUnobservedOnlyWhereNothingReadsTheCache(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			sc := zookeeper.Scenario(zookeeper.Fixed)
-			sc.Faults = c.faults
-			if c.reader != 0 {
-				actors := sc.Actors
-				sc.Actors = func(w *simulator.World) []simulator.Actor {
-					w.Client("cache-reader", c.reader, false)
-					return actors(w)
-				}
-			}
+			sc := zookeeperFixedReadingCaches(c.faults, c.reader)
 			p := &pauseWatcher{crashTo: c.crashTo}
 			if _, err := simulator.Run(sc, p, simulator.RunOptions{}); err != nil {
 				t.Fatal(err)
@@ -130,4 +122,20 @@ func equalInts(a, b []int) bool {
 		}
 	}
 	return true
+}
+
+// zookeeperFixedReadingCaches is zookeeper/fixed with faults and, when
+// reader is not 0, a client of Cluster.Client that reads apiserver
+// reader's watch caches (not quorum), so that a pause there is observable.
+func zookeeperFixedReadingCaches(faults model.FaultBudget, reader int) *simulator.Scenario {
+	sc := zookeeper.Scenario(zookeeper.Fixed)
+	sc.Faults = faults
+	if reader != 0 {
+		actors := sc.Actors
+		sc.Actors = func(w *simulator.World) []simulator.Actor {
+			w.Client("cache-reader", reader, false)
+			return actors(w)
+		}
+	}
+	return sc
 }
