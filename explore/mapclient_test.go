@@ -11,15 +11,17 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/opcheck/opcheck/model"
 	"github.com/opcheck/opcheck/targets"
 )
 
 // TestMapClientServesTheReplays keeps BenchmarkExplore's harness-free side
 // honest on every shipped scenario: every object a recorded schedule
 // stores has a typed copier (else the map client copies twice and the
-// overhead ratio looks better than it is), and the replayed reconciles do
+// overhead ratio looks better than it is), the replayed reconciles do
 // not panic (a call the map client does not serve would end them early,
-// with the same effect).
+// with the same effect), and the events they record go to the map side's
+// recorder, not into a simulated world's history.
 func TestMapClientServesTheReplays(t *testing.T) {
 	for _, sc := range targets.All() {
 		t.Run(sc.Name, func(t *testing.T) {
@@ -33,7 +35,17 @@ func TestMapClientServesTheReplays(t *testing.T) {
 						}
 					}
 				}
+				events := 0
+				for _, e := range s.world.History.Events {
+					if e.Op == model.OpRecordEvent {
+						events++
+					}
+				}
+				formatted := messageSink
 				s.check(t)
+				if events > 0 && messageSink == formatted {
+					t.Fatalf("the schedule recorded %d Kubernetes events under the harness, and its replay formatted none: the replayed reconciler's recorder is not the map side's (one that records in a simulated world is harness work on the reconciler's side)", events)
+				}
 			}
 		})
 	}
