@@ -9,7 +9,7 @@ FUZZTIME ?= 60s
 BIN ?= bin
 EXPLORE = $(BIN)/explore
 
-.PHONY: test vet explore fuzz nightly bench view fmt build
+.PHONY: test vet explore fuzz nightly audit bench view fmt build
 
 # test: what CI runs. vet, then every package's tests, then the race
 # detector over the simulator (the controller host hands control between
@@ -50,6 +50,12 @@ fuzz:
 	-$(GO) test -run '^$$' -fuzz '^FuzzCasskop$$' -fuzztime $(FUZZTIME) ./targets/casskop
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./traces
 	$(GO) -C examples/kvstore test -run '^$$' -fuzz '^FuzzKVStore$$' -fuzztime $(FUZZTIME) .
+
+# audit: every configuration of explore's final-state audit, the long ones
+# included (TestFinalStateAudit: each search with and without its pruning
+# or reduction must end in the same final states; docs/explore.md).
+audit:
+	OPCHECK_LONG_AUDIT=1 $(GO) test -count=1 -timeout 2h -run '^TestFinalStateAudit$$' -v ./explore/
 
 # nightly: exhaustive exploration of every scenario with larger bounds,
 # a JSON result and an HTML report in NIGHTLY_DIR; exit 1 on any violation.
