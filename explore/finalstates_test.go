@@ -24,20 +24,12 @@ import (
 func finalStates(t *testing.T, sc *simulator.Scenario, opts Options, revisionLabels []string) (map[uint64]bool, Report) {
 	t.Helper()
 	set := map[uint64]bool{}
-	opts.Strategy, opts.keepGoing = StrategyExhaustive, true
 	opts.Visit = func(_ int, _ uint64, res *simulator.Result) {
 		if res.Quiescent {
 			set[finalStore(t, res.History, revisionLabels)] = true
 		}
 	}
-	r := Explore(sc, opts)
-	if r.Err != nil {
-		t.Fatal(r.Err)
-	}
-	if !r.Complete {
-		t.Fatalf("%s: the search did not complete in %d schedules", sc.Name, r.Schedules)
-	}
-	return set, r
+	return set, searchToTheEnd(t, sc, opts)
 }
 
 // finalStore hashes the store a history ends in: every live object's JSON

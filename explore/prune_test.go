@@ -28,12 +28,20 @@ import (
 func violationSet(t *testing.T, sc *simulator.Scenario, opts Options) (map[string]bool, Report) {
 	t.Helper()
 	set := map[string]bool{}
-	opts.Strategy, opts.keepGoing = StrategyExhaustive, true
 	opts.Visit = func(_ int, _ uint64, res *simulator.Result) {
 		for _, v := range res.Violations {
 			set[fmt.Sprintf("%s @ store %016x", v.Property, res.World.StoreHash())] = true
 		}
 	}
+	return set, searchToTheEnd(t, sc, opts)
+}
+
+// searchToTheEnd runs the exhaustive search with opts (Visit set by the
+// caller) to the end of its bounds, failing the test on an error or an
+// incomplete search.
+func searchToTheEnd(t *testing.T, sc *simulator.Scenario, opts Options) Report {
+	t.Helper()
+	opts.Strategy, opts.keepGoing = StrategyExhaustive, true
 	r := Explore(sc, opts)
 	if r.Err != nil {
 		t.Fatal(r.Err)
@@ -41,7 +49,7 @@ func violationSet(t *testing.T, sc *simulator.Scenario, opts Options) (map[strin
 	if !r.Complete {
 		t.Fatalf("%s: the search did not complete in %d schedules", sc.Name, r.Schedules)
 	}
-	return set, r
+	return r
 }
 
 // comparePruning runs sc with and without state pruning and reports how
