@@ -63,7 +63,8 @@ func finalStore(t *testing.T, h *model.History, revisionLabels []string) uint64 
 		}
 		b, err := json.Marshal(obj)
 		if err != nil {
-			t.Fatal(err)
+			// Visit runs on a worker goroutine, where t.Fatal must not.
+			t.Errorf("%s: %v", key, err)
 		}
 		fmt.Fprintf(f, "%s\x00%s\x00", key, b)
 	}
