@@ -292,7 +292,7 @@ func (s *treeSearch) run(prefix path, index int) (*dfsChooser, *simulator.Result
 		opts.perturb(prefix.dense())
 	}
 	c := &dfsChooser{prefix: prefix, visited: s.visited, dedup: !opts.NoPrune, full: opts.NoReduce, stranding: opts.offerStranding, shard: opts.Shard, shards: opts.Shards, maxFaults: s.maxFaults,
-		marks: stepMarks{first: true}, run: &runRecord{prefix: prefix}}
+		marks: stepMarks{first: true, ignoreTicks: opts.crashIgnoresTicks}, run: &runRecord{prefix: prefix}}
 	w, err := simulator.NewWorld(s.sc, c, simulator.RunOptions{Faults: opts.Faults})
 	if err != nil {
 		return nil, nil, false, err
