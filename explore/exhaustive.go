@@ -292,7 +292,7 @@ func (s *treeSearch) run(prefix path, index int) (*dfsChooser, *simulator.Result
 		opts.perturb(prefix.dense())
 	}
 	c := &dfsChooser{prefix: prefix, visited: s.visited, dedup: !opts.NoPrune, full: opts.NoReduce, stranding: opts.offerStranding, shard: opts.Shard, shards: opts.Shards, maxFaults: s.maxFaults,
-		marks: stepMarks{first: true, ignoreTicks: opts.crashIgnoresTicks}, run: &runRecord{prefix: prefix}}
+		marks: stepMarks{first: true, ignoreTicks: opts.ignoreTicks}, run: &runRecord{prefix: prefix}}
 	w, err := simulator.NewWorld(s.sc, c, simulator.RunOptions{Faults: opts.Faults})
 	if err != nil {
 		return nil, nil, false, err
@@ -620,7 +620,7 @@ func (c *dfsChooser) Choose(d model.Decision) int {
 	}
 	// Without reduction every decision is a fault decision; with it, a
 	// decision after steps independent of every fault is none.
-	point := c.full || c.marks.any()
+	point := c.full || c.marks.any() || c.marks.evictionDependent(steps)
 	var faults []int
 	if point && len(c.faultsTaken) < c.maxFaults {
 		for i := range steps {

@@ -112,15 +112,15 @@ type Options struct {
 	// because they strand a pause nothing saw (reduction.go: strands), to
 	// check that reduction against the search without it.
 	offerStranding bool
-	// crashIgnoresTicks (tests) drops the tick mark from the crash rule
-	// (reduction.go: stepMarks.clockMoved): a crash is then not offered
-	// again after a tick of the clock alone. That is a bound, not a
+	// ignoreTicks (tests) drops the tick mark from the crash and eviction
+	// rules (reduction.go: stepMarks.clockMoved): neither fault is then
+	// offered again after a tick of the clock alone. That is a bound, not a
 	// proof (it misses crash points: TestFinalStateAudit), and a much
 	// smaller search. Tests that compare a search with and without some
 	// other cut (pruning, the stranding rule) on large bounds use it: both
 	// sides run the same coarser reduction, so the comparison still
 	// checks that cut, in a fraction of the time.
-	crashIgnoresTicks bool
+	ignoreTicks bool
 	// perLevel (tests) runs the exhaustive search as iterative deepening
 	// on the number of faults: a search per fault count L = 0, 1, ...,
 	// each over the schedules with at most L faults (re-running the lower

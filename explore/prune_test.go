@@ -115,7 +115,7 @@ func TestPruningKeepsEveryViolation(t *testing.T) {
 // search's 35 violating final states; it missed a NoDeleteOfLive store
 // that only the longer backlog's interleaving reaches. Mutation tried:
 // leaving the backlog out of the fingerprint fails this test. Both
-// searches leave ticks out of the crash rule (crashIgnoresTicks): with
+// searches leave ticks out of the crash rule (ignoreTicks): with
 // them, the pair ran for more than ten minutes without finishing.
 func TestPruningKeepsPausedCacheBacklog(t *testing.T) {
 	if testing.Short() {
@@ -123,8 +123,8 @@ func TestPruningKeepsPausedCacheBacklog(t *testing.T) {
 	}
 	faults := model.FaultBudget{Crashes: 2, Stale: 2}
 	sc := lookup(t, "zookeeper/buggy")
-	with, pruned := violationSet(t, sc, Options{Faults: &faults, Schedules: 2000000, offerStranding: true, crashIgnoresTicks: true})
-	without, full := violationSet(t, sc, Options{Faults: &faults, Schedules: 2000000, offerStranding: true, crashIgnoresTicks: true, NoPrune: true})
+	with, pruned := violationSet(t, sc, Options{Faults: &faults, Schedules: 2000000, offerStranding: true, ignoreTicks: true})
+	without, full := violationSet(t, sc, Options{Faults: &faults, Schedules: 2000000, offerStranding: true, ignoreTicks: true, NoPrune: true})
 	if !maps.Equal(with, without) {
 		var missed []string
 		for k := range without {

@@ -15,8 +15,9 @@ import (
 // are among the full search's, so it can only miss some; a step wrongly
 // declared independent of a fault shows here as a violation, or a final
 // state of one, that only the full search reaches. The budgets keep the
-// full search to seconds; kuberay/scale checks the eviction case (a bound,
-// not a proof), the others the crash and stale-cache cases.
+// full search to seconds; kuberay/scale checks the eviction case, the
+// others the crash and stale-cache cases. TestFinalStateAudit compares
+// every final state, violating or not, on more budgets.
 func TestReductionKeepsEveryViolation(t *testing.T) {
 	cases := []struct {
 		name      string

@@ -65,6 +65,8 @@ type Option struct {
 	Fault FaultKind
 	// Kind is the resource type a stale or drop fault concerns.
 	Kind string
+	// Namespace and Name are the object an eviction deletes.
+	Namespace, Name string
 	// Server is the apiserver a crash restarts the controller on.
 	Server int
 	// Unobserved: a stale fault that no reader can observe before the

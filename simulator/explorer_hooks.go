@@ -18,6 +18,10 @@ type explorerHooks struct {
 	contentHashes map[client.Object]uint64
 	content       contentHasher
 	keys          []string // scratch for StateHash's sorted keys
+	// hashRevisions: StateHash is running for a scenario whose
+	// controllers may order resourceVersions, so objects are hashed with
+	// theirs.
+	hashRevisions bool
 }
 
 // observe counts the events that changed the store or touched an external

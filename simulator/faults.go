@@ -252,7 +252,7 @@ func (f *faultInjector) evictionSteps(w *World) []Step {
 		pod := obj.(*corev1.Pod)
 		if pod.DeletionTimestamp == nil && pod.Status.Phase == corev1.PodRunning {
 			ns, name := pod.Namespace, pod.Name
-			steps = append(steps, Step{Actor: model.ActorFault, Class: model.StepFault, Fault: model.FaultEvict, Label: "evict pod " + ns + "/" + name, Run: func() { f.evict(w, ns, name) }})
+			steps = append(steps, Step{Actor: model.ActorFault, Class: model.StepFault, Fault: model.FaultEvict, Namespace: ns, Name: name, Label: "evict pod " + ns + "/" + name, Run: func() { f.evict(w, ns, name) }})
 		}
 	}
 	f.evictions.set(key, steps)

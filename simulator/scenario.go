@@ -64,6 +64,19 @@ type Scenario struct {
 	// expectation checks read pods in the order of a client-go indexer's
 	// set). Determinism checks skip such scenarios and say so.
 	KnownNondeterminism string
+	// OpaqueResourceVersions declares that the controllers under test,
+	// the workload and the external systems use resourceVersions as the
+	// API conventions ask: as opaque tokens they pass back (an update's
+	// precondition) or compare for equality, never parse, order or copy
+	// into an object. The exhaustive search may then merge two states
+	// whose objects have the same contents at different resourceVersions
+	// (the same writes in another order, or one status write more). By
+	// default it does not: its fingerprint (World.StateHash) holds every
+	// resourceVersion and the head revision, so that a controller that
+	// orders them, as zookeeper-operator's owner-rv staleness guard does,
+	// is explored soundly. Declaring it for such a controller makes the
+	// search merge states with different futures: it may miss outcomes.
+	OpaqueResourceVersions bool
 }
 
 // WorkloadStep is one user action: Do runs once the previous step's Until

@@ -285,7 +285,7 @@ func (s *stepScheduler) decision(w *World, steps []Step) model.Decision {
 	opts := s.options[:0]
 	for i := range steps {
 		st := &steps[i]
-		opts = append(opts, model.Option{Actor: st.Actor, Class: st.Class, Fault: st.Fault, Kind: st.Kind, Server: st.Server, Unobserved: st.Unobserved, StrandsPause: st.StrandsPause, Label: st.Label})
+		opts = append(opts, model.Option{Actor: st.Actor, Class: st.Class, Fault: st.Fault, Kind: st.Kind, Namespace: st.Namespace, Name: st.Name, Server: st.Server, Unobserved: st.Unobserved, StrandsPause: st.StrandsPause, Label: st.Label})
 	}
 	s.options = opts
 	since := w.History.Events[s.decided:]

@@ -21,9 +21,10 @@ type Hasher interface {
 }
 
 // StateHash fingerprints everything that determines the world's future,
-// for the exhaustive explorer's dedup: the store's contents (object content
-// without resourceVersion, so that the same state reached through
-// differently ordered writes matches), paused watch caches (their content,
+// for the exhaustive explorer's dedup: the store's contents (object content,
+// with every resourceVersion and the head revision unless the scenario
+// declares OpaqueResourceVersions; without them the same state reached
+// through differently ordered writes matches), paused watch caches (their content,
 // the changes they hold back, and whether anything may have read them
 // behind the store; hashPaused), each controller's
 // apiserver, informer contents and queue, the watch events each informer has
@@ -61,6 +62,15 @@ func (w *World) StateHash() (uint64, bool) {
 	hh, put, putS := f.h, f.put, f.putS
 	if !w.props.hashState(hh) {
 		return 0, false
+	}
+	// Without Scenario.OpaqueResourceVersions, every resourceVersion is
+	// part of the state (hashObjects, hashChange) and so is the head,
+	// which the next write's resourceVersion follows. StoreHash never
+	// holds them.
+	w.explorer.hashRevisions = !w.Scenario.OpaqueResourceVersions
+	defer func() { w.explorer.hashRevisions = false }()
+	if w.explorer.hashRevisions {
+		put(uint64(w.Store.Revision()))
 	}
 	w.hashStore(f)
 	w.faults.hashPaused(w, f)
@@ -130,6 +140,9 @@ func (w *World) hashObjects(hh hash.Hash64, k *kindInfo, objects map[string]clie
 			}
 		}
 		put(h)
+		if w.explorer.hashRevisions {
+			putS(obj.GetResourceVersion())
+		}
 	}
 }
 
@@ -178,6 +191,9 @@ func (w *World) hashChange(c *Change, put func(uint64), putS func(string)) {
 	put(uint64(c.Type))
 	if c.Object != nil {
 		put(w.explorer.contentHash(c.Object))
+		if w.explorer.hashRevisions {
+			putS(c.Object.GetResourceVersion())
+		}
 	}
 }
 

@@ -22,6 +22,8 @@ type Step struct {
 	Fault model.FaultKind
 	// Kind is the resource type a stale or drop fault concerns.
 	Kind string
+	// Namespace and Name are the pod an eviction deletes.
+	Namespace, Name string
 	// Server is the apiserver a crash restarts the controller on.
 	Server int
 	// Unobserved marks a stale fault nothing can observe before the

@@ -75,6 +75,8 @@ func Scenario(v Variant) *simulator.Scenario {
 		// Longer than the operator's longest wait (the 120 s retry of a
 		// decommission that did not start), so a quiet cluster is settled.
 		QuietPeriod: model.FromDuration(130 * time.Second),
+		// No variant reads a resourceVersion.
+		OpaqueResourceVersions: true,
 	}
 }
 

@@ -112,8 +112,11 @@ func Scenario(v Variant) *simulator.Scenario {
 		// KubeRay's scale expectations time out after 30 s of time.Now:
 		// the wall clock follows the logical one (each run in a synctest
 		// bubble of its own).
-		SyncWallClock:       true,
-		KnownNondeterminism: "KubeRay's scale expectations read the expected pods in the order of a client-go indexer's set (Go map order), so the order of those cached Gets in a history may differ between runs of the same choices; the writes do not (TestSameChoicesSameWrites)",
+		SyncWallClock: true,
+		// ray-operator v1.5.0's controllers never read a resourceVersion
+		// (only its generated apply configurations name the field).
+		OpaqueResourceVersions: true,
+		KnownNondeterminism:    "KubeRay's scale expectations read the expected pods in the order of a client-go indexer's set (Go map order), so the order of those cached Gets in a history may differ between runs of the same choices; the writes do not (TestSameChoicesSameWrites)",
 	}
 	switch v {
 	case Scale:

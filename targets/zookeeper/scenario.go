@@ -76,6 +76,10 @@ func Scenario(v Variant) *simulator.Scenario {
 		// Two periodic resyncs (every 30 s) that change nothing show the
 		// cluster has settled.
 		QuietPeriod: model.FromDuration(61 * time.Second),
+		// The guarded variants copy the ZookeeperCluster's resourceVersion
+		// into the StatefulSet's owner-rv label and order the two; the
+		// buggy one never looks at a resourceVersion.
+		OpaqueResourceVersions: v == Buggy,
 	}
 }
 
