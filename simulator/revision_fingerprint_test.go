@@ -54,25 +54,17 @@ func TestResourceVersionsAreFingerprintedUnlessOpaque(t *testing.T) {
 	fingerprint := func(opaque bool, names ...string) uint64 {
 		t.Helper()
 		var w *simulator.World
-		ch := &faultAfter{w: &w, at: "label"}
-		w, err := simulator.NewWorld(labelInOrder(opaque, names...), ch, simulator.RunOptions{})
+		w, err := simulator.NewWorld(labelInOrder(opaque, names...), &faultAfter{w: &w}, simulator.RunOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := w.Run()
-		if err != nil {
+		if _, err := w.Run(); err != nil {
 			t.Fatal(err)
 		}
-		if !ch.hashed {
-			t.Fatalf("%v: no fingerprint was taken", names)
-		}
-		// The last decision's fingerprint: after both creates.
+		// The state the run ends in: both ConfigMaps labelled.
 		h, ok := w.StateHash()
 		if !ok {
 			t.Fatalf("%v: the world has no fingerprint at the end", names)
-		}
-		if len(res.History.Events) == 0 {
-			t.Fatalf("%v: nothing was recorded", names)
 		}
 		return h
 	}

@@ -68,7 +68,6 @@ func (w *World) StateHash() (uint64, bool) {
 	// which the next write's resourceVersion follows. StoreHash never
 	// holds them.
 	w.explorer.hashRevisions = !w.Scenario.OpaqueResourceVersions
-	defer func() { w.explorer.hashRevisions = false }()
 	if w.explorer.hashRevisions {
 		put(uint64(w.Store.Revision()))
 	}
@@ -112,6 +111,7 @@ func (w *World) StateHash() (uint64, bool) {
 	w.workload.hashState(w.Clock.Now(), f)
 	w.faults.hashBudget(f)
 	w.sched.hashState(w.Clock.Now(), f)
+	w.explorer.hashRevisions = false
 	return hh.Sum64(), true
 }
 
