@@ -240,6 +240,10 @@ func Scenario(v Variant) *simulator.Scenario {
 		Workload:    workload(),
 		Faults:      model.FaultBudget{Crashes: 1, Stale: 1, Evictions: 1},
 		Properties:  props(),
+		// The reconciler only passes resourceVersions back and names them
+		// in messages: the search may merge states that differ in them
+		// alone.
+		OpaqueResourceVersions: true,
 	}
 }
 
