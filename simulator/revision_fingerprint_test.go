@@ -14,9 +14,9 @@ import (
 	"github.com/opcheck/opcheck/simulator"
 )
 
-// labelInOrder: ConfigMaps a and b exist; a user labels the ConfigMaps
-// names, one per workload step, in that order, beside a controller of Secrets that does
-// nothing (its informer holds no ConfigMap).
+// labelInOrder: ConfigMaps a and b exist, and a user labels the ones
+// named, one per workload step, in that order, beside a controller of
+// Secrets that does nothing (its informer holds no ConfigMap).
 func labelInOrder(opaque bool, names ...string) *simulator.Scenario {
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
