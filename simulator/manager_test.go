@@ -3,9 +3,11 @@ package simulator
 import (
 	"context"
 	"errors"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -455,5 +457,56 @@ func TestManagerRelistNotifiesEveryDifference(t *testing.T) {
 	}
 	if want := []string{"update changed 1->2", "delete gone", "add new"}; !slices.Equal(seen, want) {
 		t.Fatalf("relist: handlers saw %v, want %v", seen, want)
+	}
+}
+
+// settledGoroutines waits (up to a second of real time: a controller's
+// goroutine ends asynchronously once its context is cancelled) for the
+// number of goroutines to drop to at most want, and returns the last count.
+func settledGoroutines(want int) int {
+	n := goruntime.NumGoroutine()
+	for i := 0; i < 100 && n > want; i++ {
+		time.Sleep(10 * time.Millisecond)
+		n = goruntime.NumGoroutine()
+	}
+	return n
+}
+
+// A world built and never run holds its Setup controllers' goroutines until
+// Close; a world whose build fails after a Setup controller started
+// releases it itself.
+func TestWorldCloseReleasesSetupControllers(t *testing.T) {
+	before := settledGoroutines(0)
+	var worlds []*World
+	for range 5 {
+		p := &probe{}
+		w, err := NewWorld(mgrScenario(p.setup(controller.Options{}, nil)), nil, RunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		worlds = append(worlds, w)
+	}
+	if n := goruntime.NumGoroutine(); n < before+5 {
+		t.Fatalf("5 unrun worlds with a Setup controller: %d goroutines, %d before; the test needs each to hold one", n, before)
+	}
+	for _, w := range worlds {
+		w.Close()
+		w.Close() // twice: nothing more
+	}
+	if n := settledGoroutines(before); n > before {
+		t.Errorf("after Close of 5 unrun worlds: %d goroutines, want %d as before", n, before)
+	}
+
+	// The second controller's Setup fails: the first's must stop.
+	for range 5 {
+		ok, bad := &probe{}, &probe{}
+		sc := mgrScenario(ok.setup(controller.Options{}, nil))
+		sc.Controllers = append(sc.Controllers, ControllerSpec{Name: "bad", For: &appsv1.Deployment{}, Setup: bad.setup(controller.Options{}, func(manager.Manager) error { return errors.New("boom") })})
+		if _, err := NewWorld(sc, nil, RunOptions{}); err == nil || !strings.Contains(err.Error(), "boom") {
+			t.Fatalf("NewWorld with a failing second Setup: err %v, want it to say boom", err)
+		}
+	}
+	if n := settledGoroutines(before); n > before {
+		t.Errorf("after 5 worlds whose second Setup failed: %d goroutines, want %d as before", n, before)
 	}
 }

@@ -94,8 +94,13 @@ func (w *World) Run() (res *Result, err error) {
 	return res, err
 }
 
-// NewWorld builds the world of one run; its Run drives it. Every choice is
-// asked of chooser and recorded.
+// Close releases a world that will not be Run: the controllers a Setup
+// built wait on their manager's context until it ends. Run releases its
+// world itself; Close after Run, or twice, does nothing more.
+func (w *World) Close() { w.cleanup() }
+
+// NewWorld builds the world of one run; its Run drives it (or Close
+// releases it unrun). Every choice is asked of chooser and recorded.
 func NewWorld(sc *Scenario, chooser model.Chooser, opts RunOptions) (w *World, err error) {
 	if sc.Scheme == nil {
 		return nil, fmt.Errorf("scenario %q has no Scheme: build one with the AddToScheme of k8s.io/client-go/kubernetes/scheme and of your CRD types", sc.Name)
@@ -103,11 +108,17 @@ func NewWorld(sc *Scenario, chooser model.Chooser, opts RunOptions) (w *World, e
 	if len(sc.Controllers) == 0 {
 		return nil, fmt.Errorf("scenario %q has no controller under test: add a ControllerSpec", sc.Name)
 	}
+	var built *World
 	defer func() {
 		// Unregistered types panic deep inside; report them as the
 		// scenario's error.
 		if p := recover(); p != nil {
 			w, err = nil, fmt.Errorf("scenario %q: %v", sc.Name, p)
+		}
+		// A world that failed half built stops the controllers it
+		// started: a Setup's controller waits on its context.
+		if err != nil && built != nil {
+			built.cleanup()
 		}
 	}()
 	w = &World{
@@ -117,6 +128,7 @@ func NewWorld(sc *Scenario, chooser model.Chooser, opts RunOptions) (w *World, e
 		sched:    stepScheduler{recorder: &model.Recorder{Inner: chooser, Choices: recycledChoices()}},
 		faults:   faultInjector{budget: sc.Faults},
 	}
+	built = w
 	if opts.Faults != nil {
 		w.faults.budget = *opts.Faults
 	}
