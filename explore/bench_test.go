@@ -52,13 +52,16 @@ import (
 // directly: each op runs one of the 8 recorded schedules under the harness
 // and then replays its reconciles, timing each part, so both sides run
 // the same schedules (the harness's step count is checked against the
-// recording) and any drift of the machine's speed touches both alike.
+// recording) and any drift of the machine's speed touches both alike. All
+// three run under the collector settings of an exploration (tuneGC), the
+// reconciler-only side too, so the ratio compares like with like.
 //
 //	go test -run '^$' -bench BenchmarkExplore -benchtime 200x ./explore/
 func BenchmarkExplore(b *testing.B) {
 	for _, sc := range targets.All() {
 		name := strings.ReplaceAll(sc.Name, "/", "_")
 		b.Run(name+"/harness", func(b *testing.B) {
+			defer tuneGC()()
 			schedules, steps := 0, 0
 			for i := 0; i < b.N; i++ {
 				rep := Explore(sc, Options{Strategy: StrategyRandom, Schedules: 1, Seed: uint64(i), Workers: 1})
@@ -73,6 +76,7 @@ func BenchmarkExplore(b *testing.B) {
 			b.ReportMetric(float64(steps)/float64(schedules), "steps/schedule")
 		})
 		b.Run(name+"/reconciler", func(b *testing.B) {
+			defer tuneGC()()
 			schedules := recordSchedules(b, sc, 8)
 			for _, s := range schedules {
 				s.check(b)
@@ -95,6 +99,7 @@ func BenchmarkExplore(b *testing.B) {
 			b.ReportMetric(1e9/perSchedule, "schedules/s")
 		})
 		b.Run(name+"/overhead", func(b *testing.B) {
+			defer tuneGC()()
 			schedules := recordSchedules(b, sc, 8)
 			for _, s := range schedules {
 				s.check(b)
@@ -255,9 +260,14 @@ func setupReconciler(b testing.TB, sc *simulator.Scenario, c *mapClient) reconci
 		mm.Manager = mgr
 		return setup(ctx, mm)
 	}
-	if _, err := simulator.NewWorld(&sc2, Random(0), simulator.RunOptions{}); err != nil {
+	w, err := simulator.NewWorld(&sc2, Random(0), simulator.RunOptions{})
+	if err != nil {
 		b.Fatal(err)
 	}
+	// The world only built the reconciler: release the controller
+	// goroutine it started, or every replay would leave one behind, with
+	// its world, and grow the heap the benchmark's collector works over.
+	w.Close()
 	if len(mm.added) != 1 {
 		b.Fatalf("%s: Setup added %d runnables, want its one controller", sc.Name, len(mm.added))
 	}

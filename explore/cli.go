@@ -29,18 +29,10 @@ import (
 // Build it (go build -o bin/mycheck ./cmd/mycheck) and run the binary:
 // `go run` turns every non-zero status into 1. Main does not return.
 func Main(scenarios ...*simulator.Scenario) {
-	// Exploration allocates many short-lived copies over a small live heap
-	// (tens of MB): collecting less often saves time (GOGC=1000: about 13%
-	// less wall time than 400 for zookeeper/fixed, docs/benchmarks.md),
-	// and a soft memory limit makes the collector work harder instead of
-	// letting a larger search's heap grow tenfold. An explicit GOGC or
-	// GOMEMLIMIT still wins.
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(1000)
-	}
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(1 << 30)
-	}
+	// The collector's tuning of an exploration (gc.go), for the whole
+	// process: replay and shrink run schedules too. An explicit GOGC
+	// still wins.
+	tuneGC()
 	c := &cli{scenarios: scenarios, prog: progName(os.Args[0]), rebuild: mainRebuild()}
 	os.Exit(c.run(os.Args[1:], os.Stdout, os.Stderr))
 }

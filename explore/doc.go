@@ -48,6 +48,13 @@
 // schedule in depth-first order. The verdict, the violation and its trace
 // do not depend on the number of workers.
 //
+// While an Explore runs (Check's included), it tunes the process's garbage
+// collector, which the default GOGC=100 would keep running over a small
+// live heap: GOGC follows the live heap so the heap grows by 256 MiB (or
+// by the live heap, once that is larger) between collections, at most
+// GOGC=1000, and the default comes back when the last exploration ends
+// (gc.go). GOGC set in the environment, or by the program, is left alone.
+//
 // What it does not do: shrinking and the trace format are package traces'.
 // A program knows only the scenarios passed to it: a trace of another
 // program's scenario is refused (exit 2) with the command, from the trace's

@@ -252,6 +252,7 @@ type Report struct {
 // the options, never on the wall clock: Elapsed is measured, not acted on.
 func Explore(sc *simulator.Scenario, opts Options) Report {
 	start := time.Now()
+	defer tuneGC()()
 	if opts.Strategy == "" {
 		opts.Strategy = DefaultStrategy
 	}
