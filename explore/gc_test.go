@@ -48,6 +48,13 @@ func TestExplorationPercent(t *testing.T) {
 func TestExploreTunesTheCollector(t *testing.T) {
 	skipIfGCChosen(t)
 	sc := lookup(t, "casskop/fixed")
+	// A fresh reading of the live heap: what the tuning starts from.
+	runtime.GC()
+	_, live := gcSettings()
+	want := explorationPercent(live)
+	if want <= 100 {
+		t.Skipf("the test binary keeps %d MiB alive: GOGC=100's rule already, nothing to see", live>>20)
+	}
 	var during []int
 	rep := Explore(sc, Options{Strategy: StrategyRandom, Schedules: 3, Workers: 1, Visit: func(int, uint64, *simulator.Result) {
 		p, _ := gcSettings()
@@ -57,9 +64,9 @@ func TestExploreTunesTheCollector(t *testing.T) {
 		t.Fatalf("the exploration ran %d schedules (error %v), want 3", len(during), rep.Err)
 	}
 	for i, p := range during {
-		// The test binary's live heap is a few MB: the cap.
-		if p != explorationMaxPercent {
-			t.Errorf("schedule %d ran with GOGC %d, want %d over a small live heap", i, p, explorationMaxPercent)
+		// A collection during the run may move the live heap a little.
+		if p*5 < want*4 || p*4 > want*5 {
+			t.Errorf("schedule %d ran with GOGC %d, want about %d (live heap %d MiB)", i, p, want, live>>20)
 		}
 	}
 	if p, _ := gcSettings(); p != 100 {
@@ -68,10 +75,11 @@ func TestExploreTunesTheCollector(t *testing.T) {
 
 	outer := tuneGC()
 	inner := tuneGC()
+	tuned, _ := gcSettings()
 	inner()
 	inner() // ending twice ends once
-	if p, _ := gcSettings(); p != explorationMaxPercent {
-		t.Errorf("an inner tuning's end left GOGC %d while the outer one runs, want %d kept", p, explorationMaxPercent)
+	if p, _ := gcSettings(); p != tuned || p <= 100 {
+		t.Errorf("an inner tuning's end left GOGC %d while the outer one runs, want %d kept", p, tuned)
 	}
 	outer()
 	if p, _ := gcSettings(); p != 100 {
