@@ -18,8 +18,9 @@ import (
 // explorationHeadroom, or by the live heap itself once that is larger
 // (GOGC=100's rule), and never by more than explorationMaxPercent of it:
 // collections come about ten times less often over a small live heap, and
-// a long search whose live heap grows (its visited states) pays no more
-// than twice its live heap, as under the default.
+// a long search whose live heap grows (its visited states) pays at most
+// its live heap plus 256 MiB, and twice its live heap once that is larger,
+// as under the default.
 //
 // The collector's settings belong to the process, so the tuning is shared:
 // the first exploration to start sets it, the last to end restores what
