@@ -1,30 +1,24 @@
 package explore
 
-import (
-	"testing"
-
-	"github.com/opcheck/opcheck/targets"
-)
+import "testing"
 
 // BenchmarkVerify measures what an operator's own `go test` pays to verify
 // a fixed operator: one op is the exhaustive search Check runs by default
 // (DefaultOptions: the scenario's default bounds, one worker per
 // processor, stop at the first violation), and it must end verified.
-// Unlike the CLI (explore.Main), a test binary does not tune the garbage
-// collector for the whole process, so this is the figure a user's test
-// sees. Run it once per scenario:
+// It runs under the collector tuning every Explore applies (gc.go), as a
+// user's test does; GOGC=100 in the environment turns the tuning off and
+// measures go test's default. Run it once per scenario:
 //
 //	go test -run '^$' -bench BenchmarkVerify -benchtime 1x ./explore/
+//	GOGC=100 go test -run '^$' -bench BenchmarkVerify -benchtime 1x ./explore/
 //
 // It reports schedules/s over the search and ns/op, the search's wall
 // time.
 func BenchmarkVerify(b *testing.B) {
 	for _, name := range []string{"casskop/fixed", "zookeeper/fixed"} {
 		b.Run(name, func(b *testing.B) {
-			sc, err := targets.Lookup(name)
-			if err != nil {
-				b.Fatal(err)
-			}
+			sc := lookup(b, name)
 			schedules := 0
 			for i := 0; i < b.N; i++ {
 				opts := DefaultOptions()
