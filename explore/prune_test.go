@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -389,5 +390,161 @@ func TestPruningDoesNotCutACycle(t *testing.T) {
 	}
 	if r.Index != 0 || r.Pruned != 0 {
 		t.Fatalf("the livelock reported is schedule %d (%d pruned): the first, fault-free schedule was cut short", r.Index, r.Pruned)
+	}
+}
+
+// memoryScenario: a controller of Secrets that remembers, in memory only,
+// the first Secret its incarnation reconciled and mirrors each Secret into
+// a ConfigMap; ten seconds in, on a requeue of s1, it writes that memory
+// into the ConfigMap "final". The user creates s3, s2 and s1, each waiting
+// for its mirror. A crash before s2 exists restarts the controller with s3
+// alone to remember; one after s1 exists restarts it on all three, and the
+// relist hands it s1 first. Both reach the same world when the faults end
+// (the same objects, s1's requeue due in ten seconds, a crash spent),
+// remembering s3 and s1. firstAfterCrash flags the first. keepsMemory sets
+// ControllerSpec.KeepsMemory.
+func memoryScenario(keepsMemory bool) *simulator.Scenario {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		panic(err)
+	}
+	meta := func(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: "default", Name: name} }
+	create := func(secret string) simulator.WorkloadStep {
+		return simulator.WorkloadStep{Name: "create " + secret, Do: func(ctx context.Context, c client.Client) error {
+			return c.Create(ctx, &corev1.Secret{ObjectMeta: meta(secret)})
+		}, Until: func(ctx context.Context, r client.Reader) bool {
+			return r.Get(ctx, client.ObjectKey{Namespace: "default", Name: "mirror-" + secret}, &corev1.ConfigMap{}) == nil
+		}}
+	}
+	later := model.FromDuration(10 * time.Second)
+	return &simulator.Scenario{
+		Name:       "memory",
+		Scheme:     scheme,
+		NoBuiltins: true,
+		Controllers: []simulator.ControllerSpec{{
+			Name: "remember", For: &corev1.Secret{}, KeepsMemory: keepsMemory,
+			NewWithEnv: func(env *simulator.Env) reconcile.Reconciler {
+				c := env.Client
+				first := "" // the memory: kept from one reconcile to the next
+				ensure := func(ctx context.Context, name string) error {
+					if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+						return err
+					}
+					cm := &corev1.ConfigMap{ObjectMeta: meta(name)}
+					if name == "final" {
+						cm.Data = map[string]string{"first": first}
+					}
+					return c.Create(ctx, cm)
+				}
+				return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+					if err := c.Get(ctx, req.NamespacedName, &corev1.Secret{}); err != nil {
+						return reconcile.Result{}, client.IgnoreNotFound(err)
+					}
+					if first == "" {
+						first = req.Name
+					}
+					now := env.World.Clock.Now()
+					if req.Name == "s1" && now >= later {
+						return reconcile.Result{}, ensure(ctx, "final")
+					}
+					if err := ensure(ctx, "mirror-"+req.Name); err != nil || req.Name != "s1" {
+						return reconcile.Result{}, err
+					}
+					return reconcile.Result{RequeueAfter: time.Duration(later-now) * time.Millisecond}, nil
+				})
+			},
+		}},
+		Workload:               []simulator.WorkloadStep{create("s3"), create("s2"), create("s1"), create("t-last")},
+		Faults:                 model.FaultBudget{Crashes: 1},
+		OpaqueResourceVersions: true,
+		Properties:             []properties.Property{firstAfterCrash()},
+	}
+}
+
+// firstAfterCrash is violated when, after a crash, the controller writes
+// the ConfigMap "final" remembering s3: what only a controller restarted
+// before s2 existed remembers.
+func firstAfterCrash() properties.Property {
+	return properties.Property{Name: "NoS3AfterCrash", Kind: properties.Safety, NewMonitor: func() properties.Monitor {
+		crashed := false
+		m := properties.Observer(func(s *properties.State, e *model.Event) *properties.Violation {
+			switch {
+			case e.Op == model.OpCrash:
+				crashed = true
+			case crashed && e.Op == model.OpCreate && e.Name == "final":
+				if cm, ok := e.Object.(*corev1.ConfigMap); ok && cm.Data["first"] == "s3" {
+					return &properties.Violation{Step: e.Step, Event: *e, Explanation: "after a crash the controller remembered s3"}
+				}
+			}
+			return nil
+		})
+		return properties.Fingerprinted(m, func(h hash.Hash64) { h.Write([]byte{byte(boolInt(crashed))}) })
+	}}
+}
+
+// A controller that keeps memory between reconciles (KubeRay's scale
+// expectations) remembers what the world does not show. Two paths that
+// reach the same world remembering different things have different
+// futures: without ControllerSpec.KeepsMemory the search merges them and
+// the pruned search misses the violation only the path it cut reaches;
+// with it, the memory's digest is in the fingerprint and the paths stay
+// apart. Where the controllers were told the same things (idleScenario's
+// controller is told nothing), the digest does not stop merges. One
+// worker: the merges happen in the depth-first order described.
+func TestPruningKeepsReconcilerMemory(t *testing.T) {
+	diff, pruned, full := comparePruning(t, memoryScenario(true), nil, 1)
+	if diff != "" {
+		t.Fatalf("with KeepsMemory: %s", diff)
+	}
+	if full.Violation == nil || pruned.Violation == nil {
+		t.Fatalf("no violation found (pruned %v, unpruned %v): the scenario does not exercise the memory", pruned.Violation, full.Violation)
+	}
+	diff, forgot, _ := comparePruning(t, memoryScenario(false), nil, 1)
+	if diff == "" {
+		t.Fatalf("without KeepsMemory the pruned search met every violation (%d schedules, %d pruned): the scenario does not show what the digest is for", forgot.Schedules, forgot.Pruned)
+	}
+	t.Logf("without KeepsMemory: %s", diff)
+	idle := idleScenario(crashBeforeSecond(false))
+	idle.Controllers[0].KeepsMemory = true
+	diff, merged, _ := comparePruning(t, idle, nil, 1)
+	if diff != "" {
+		t.Fatalf("idle controller with KeepsMemory: %s", diff)
+	}
+	if merged.Pruned == 0 {
+		t.Fatalf("idle controller with KeepsMemory: nothing was pruned in %d schedules: the digest stopped merges of controllers told the same things", merged.Schedules)
+	}
+}
+
+// mergingDefaults takes the default option everywhere and, like the
+// exhaustive search's chooser, merges states (simulator.SettleMerger).
+type mergingDefaults struct{}
+
+func (mergingDefaults) Choose(model.Decision) int                    { return 0 }
+func (mergingDefaults) SettleStarts(int, func() (uint64, bool)) bool { return true }
+
+// A world keeps the digest of a controller's memory only for a chooser
+// that merges states (the only one that asks for fingerprints); any other
+// world with such a controller has no fingerprint at all, so nothing can
+// merge its states without the digest.
+func TestStateHashNeedsTheMemoryDigest(t *testing.T) {
+	for _, merges := range []bool{false, true} {
+		var chooser model.Chooser = &model.Sequence{}
+		if merges {
+			chooser = mergingDefaults{}
+		}
+		w, err := simulator.NewWorld(memoryScenario(true), chooser, simulator.RunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := w.Run()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.Quiescent {
+			t.Fatalf("merges=%v: the run did not end quiescent", merges)
+		}
+		if _, ok := w.StateHash(); ok != merges {
+			t.Errorf("merges=%v: StateHash answered ok=%v", merges, ok)
+		}
 	}
 }

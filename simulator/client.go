@@ -89,6 +89,10 @@ type Client struct {
 	// selectors are the label selectors this client's Lists rendered
 	// lately, with their text (see selectorText).
 	selectors []renderedSelector
+	// memory is the digest of a controller that keeps memory between
+	// reconciles (ControllerSpec.KeepsMemory): its reads add the content
+	// of what they return.
+	memory *reconcilerMemory
 }
 
 var _ client.Client = (*Client)(nil)
@@ -275,6 +279,9 @@ func (c *Client) Get(ctx context.Context, key client.ObjectKey, obj client.Objec
 	if err == nil {
 		e.Rev = revOf(stored)
 		err = fill(k, obj, stored, c.reads.informerCache())
+		if c.memory != nil {
+			c.memory.answer(stored)
+		}
 	}
 	c.record(e)
 	return err
@@ -357,6 +364,9 @@ func (c *Client) List(ctx context.Context, list client.ObjectList, opts ...clien
 				name = objectKey(k, obj.GetNamespace(), obj.GetName())
 			}
 			e.Versions[i] = model.Version{Name: name, Rev: revOf(obj)}
+			if c.memory != nil {
+				c.memory.answer(obj)
+			}
 		}
 		err = fillList(k, list, objs, cached)
 		if lm, ok := list.(metav1.ListInterface); ok {

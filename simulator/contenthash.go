@@ -58,11 +58,6 @@ type contentHash struct {
 	keys []string // scratch for a string map's sorted keys
 }
 
-const (
-	fnvOffset64 = 14695981039346656037
-	fnvPrime64  = 1099511628211
-)
-
 // Tags, written before each value.
 const (
 	tagNull byte = iota + 1

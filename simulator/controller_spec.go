@@ -42,6 +42,17 @@ type ControllerSpec struct {
 	// MaxCallsPerReconcile bounds API calls per reconcile (default
 	// DefaultMaxCallsPerReconcile).
 	MaxCallsPerReconcile int
+	// KeepsMemory says the reconciler keeps state in memory from one
+	// reconcile to the next (scale expectations, a cache of its own), as
+	// KubeRay's does. The exhaustive search merges two paths that reach
+	// the same world state; without this it assumes, as controller-runtime
+	// asks of reconcilers, that a controller's memory holds nothing its
+	// writes do not show, and two paths whose controllers remember
+	// different things may merge, hiding what one of them would do next.
+	// With it, the fingerprint also holds everything the controller's
+	// current incarnation was told (reconcilerMemory): fewer states merge,
+	// and none whose memories may differ.
+	KeepsMemory bool
 }
 
 // validate says what is wrong with a spec, and what to do.
@@ -77,6 +88,12 @@ func (e *Env) Now() time.Time { return e.World.Clock.Wall() }
 // factory given an Env of world w.
 func (s *ControllerSpec) hostSpec(w *World) *hostSpec {
 	hs := &hostSpec{name: s.Name, forType: s.For, owns: s.Owns, watches: s.Watches, setup: s.Setup, maxCalls: s.MaxCallsPerReconcile}
+	if s.KeepsMemory {
+		hs.keepsMemory = true
+		if w.explorer.mergesStates {
+			hs.memory = &memorySources{content: w.explorer.contentHash, externals: w.externalState}
+		}
+	}
 	if s.Setup == nil {
 		hs.newReconciler = func(c *Client, actor model.Actor) reconcile.Reconciler {
 			if s.NewWithEnv != nil {

@@ -66,6 +66,12 @@
 // an API reader served by the apiserver, and an event recorder whose
 // events are history lines.
 //
+// World.StateHash, the exhaustive search's fingerprint, assumes a
+// reconciler remembers nothing between reconciles that its writes do not
+// show, unless its ControllerSpec says KeepsMemory: then it also holds a
+// digest of everything the controller's incarnation was told (memory.go).
+// It cannot see a memory a reconciler keeps without saying so.
+//
 // The world does not model: reconcilers that start goroutines of their own
 // or loop without API calls (the first panics, the second hangs the run),
 // MaxConcurrentReconciles above 1 (refused), the wall clock of unmodified
@@ -93,7 +99,7 @@
 //     semdiffer.go, validation.go, defaults.go, graceful.go, namespaces.go,
 //     memo.go;
 //  2. apiserver: apiserver.go;
-//  3. client/informer: client.go, informer.go, cluster.go;
+//  3. client/informer: client.go, informer.go, cluster.go, memory.go;
 //  4. host: host.go, manager.go, queue.go;
 //  5. world: world.go, run.go, controller_spec.go, scheduler.go,
 //     host_steps.go, workload_driver.go, until.go, faults.go, property_hook.go,

@@ -12,7 +12,12 @@ import (
 // explorer offers faults only after one). It keeps the content hashes of
 // stored objects, which never change, for the fingerprint.
 type explorerHooks struct {
-	fingerprint   func() (uint64, bool)
+	fingerprint func() (uint64, bool)
+	// mergesStates: the chooser merges states reached again
+	// (SettleMerger), so fingerprints are asked for and the controllers
+	// that keep memory keep its digest (reconcilerMemory); without it
+	// StateHash does not fingerprint a world with such a controller.
+	mergesStates  bool
 	pruned        bool
 	writes        int
 	contentHashes map[client.Object]uint64

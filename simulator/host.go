@@ -37,6 +37,11 @@ type hostSpec struct {
 	// client it must use.
 	newReconciler func(c *Client, actor model.Actor) reconcile.Reconciler
 	maxCalls      int
+	// keepsMemory is ControllerSpec.KeepsMemory; memory is what each
+	// incarnation's digest of it reads, set when the world's chooser
+	// merges states (the only reader of the digest, through StateHash).
+	keepsMemory bool
+	memory      *memorySources
 }
 
 // Watch maps events of Type to requests.
@@ -72,6 +77,9 @@ type Host struct {
 	// managed is set for a spec with Setup: the controller-runtime
 	// controller's event handlers decide what is enqueued.
 	managed *managedController
+	// memory is the digest of what this incarnation was told, for a
+	// controller that keeps memory between reconciles; nil otherwise.
+	memory *reconcilerMemory
 }
 
 // Actor is the host's actor name, "controller/<name>".
@@ -205,6 +213,10 @@ func newHost(c *Cluster, spec *hostSpec, server *APIServer, incarnation int) *Ho
 	}
 	h.primary = c.kindOf(spec.forType)
 	h.client = &Client{cluster: c, server: server, actor: h.actor, reads: h, gate: h.gate}
+	if spec.memory != nil {
+		h.memory = &reconcilerMemory{sources: spec.memory}
+		h.client.memory = h.memory
+	}
 	if spec.setup != nil {
 		h.startManaged()
 		return h
@@ -500,6 +512,9 @@ func CallExternal(ctx context.Context, system model.Actor, what string, fn func(
 	run.gate()
 	h := run.host
 	head := h.cluster.Store.rev
+	if h.memory != nil {
+		h.memory.external()
+	}
 	detail, err := fn()
 	if detail != "" {
 		what += " " + detail

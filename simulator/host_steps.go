@@ -27,6 +27,9 @@ func (w *World) deliver(h *Host, inf *informer) {
 	}
 	old := inf.apply(c)
 	h.handle(inf.kind, old, c.Object)
+	if h.memory != nil {
+		h.memory.answer(c.Object)
+	}
 	w.Record(model.Event{Actor: h.actor, Op: model.OpDeliver, Kind: inf.kind.gvk.Kind, Namespace: c.Object.GetNamespace(), Name: c.Object.GetName(), Rev: c.Rev, Server: h.server.ID, ReadRev: inf.rev, HeadRev: w.Store.rev, Detail: c.Type.String()})
 }
 

@@ -502,7 +502,7 @@ func (h *Host) startManaged() {
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &Manager{host: h, ctx: ctx}
 	m.cache = &managerCache{m: m, handles: map[handleKey]*informerHandle{}, indexers: map[*kindInfo]map[string]client.IndexerFunc{}}
-	m.apiReader = &Client{cluster: w, server: h.server, actor: h.actor, reads: serverReads{server: h.server}, gate: h.gate}
+	m.apiReader = &Client{cluster: w, server: h.server, actor: h.actor, reads: serverReads{server: h.server}, gate: h.gate, memory: h.memory}
 	mc := &managedController{mgr: m, cancel: cancel, byKind: map[*kindInfo][]*informerHandle{}}
 	mc.queue = &queueAdapter{host: h, done: make(chan struct{})}
 	h.managed = mc

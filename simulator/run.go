@@ -135,6 +135,7 @@ func NewWorld(sc *Scenario, chooser model.Chooser, opts RunOptions) (w *World, e
 	w.peek = w.Client("peek", 1, true)
 	w.peek.silent = true
 	w.explorer.fingerprint = w.StateHash
+	_, w.explorer.mergesStates = chooser.(SettleMerger)
 	w.props = newPropertyHook(sc, opts.KeepGoing)
 	w.workload = workloadDriver{workload: sc.Workload}
 	w.OnEvent = w.observe
@@ -172,6 +173,11 @@ func NewWorld(sc *Scenario, chooser model.Chooser, opts RunOptions) (w *World, e
 // property monitor.
 func (w *World) observe(e *model.Event) {
 	w.explorer.observe(e)
+	for _, h := range w.hosts {
+		if h.memory != nil && e.Actor == h.actor {
+			h.memory.observe(e)
+		}
+	}
 	if w.props.observe(e) {
 		w.sched.stop()
 	}

@@ -45,16 +45,20 @@ type Hasher interface {
 //
 // It returns false when the future is not a function of what it can see:
 // while a reconcile is in flight (a reconciler's local variables are not
-// observable), or while a property monitor has no fingerprint
-// (properties.StateHasher). Such states are never merged.
+// observable), while a property monitor has no fingerprint
+// (properties.StateHasher), or when a controller keeps memory and the
+// world does not keep its digest (its chooser merges no states). Such
+// states are never merged.
 //
 // It assumes what controller-runtime asks of reconcilers: a reconciler
 // keeps no memory between reconciles other than what it wrote to the API or
-// an external system (a crash starts a fresh one anyway); external systems
-// with state implement Hasher.
+// an external system (a crash starts a fresh one anyway), unless its
+// ControllerSpec says KeepsMemory, in which case it adds the digest of all
+// its incarnation was told (reconcilerMemory); external systems with state
+// implement Hasher.
 func (w *World) StateHash() (uint64, bool) {
 	for _, h := range w.hosts {
-		if h.run != nil {
+		if h.run != nil || h.spec.keepsMemory && h.memory == nil {
 			return 0, false
 		}
 	}
@@ -100,6 +104,9 @@ func (w *World) StateHash() (uint64, bool) {
 		for _, r := range reqs {
 			putS(r.String())
 			put(uint64(h.queue.failures[r]))
+		}
+		if h.memory != nil {
+			put(h.memory.digest())
 		}
 	}
 	for _, a := range w.actors {
@@ -303,4 +310,17 @@ func (w *World) hashStore(f *fingerprint) {
 			w.hashObjects(f.h, nil, t.objects, f.put, f.putS)
 		}
 	}
+}
+
+// externalState hashes the state of every actor that has one (Hasher:
+// the external systems), in the world's actor order.
+func (w *World) externalState() uint64 {
+	f := newFingerprint()
+	for _, a := range w.actors {
+		if s, ok := a.(Hasher); ok {
+			f.putS(string(a.Name()))
+			s.HashState(f.h)
+		}
+	}
+	return f.h.Sum64()
 }

@@ -65,6 +65,10 @@ func Controller() simulator.ControllerSpec {
 	return simulator.ControllerSpec{
 		Name: ControllerName,
 		For:  &rayv1.RayCluster{},
+		// The reconciler's scale expectations live in memory from one
+		// reconcile to the next: two paths whose operators expect
+		// different pods must not merge.
+		KeepsMemory: true,
 		Setup: func(ctx context.Context, mgr manager.Manager) error {
 			config := configapi.Configuration{ReconcileConcurrency: configapi.DefaultReconcileConcurrency}
 			batch, err := batchscheduler.NewSchedulerManager(ctx, config, mgr.GetConfig(), mgr.GetClient())
