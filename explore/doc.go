@@ -25,7 +25,7 @@
 // shard i % Shards) partitions the indices exactly. No wall clock and no
 // global randomness decide which schedules run; Elapsed is only measured.
 // Report.States counts, for the sampling strategies, distinct final world
-// states (simulator.World.StateHash: live objects' content, with their
+// states (simulator.World.EndStateHash: live objects' content, with their
 // resourceVersions unless the scenario declares them opaque, caches,
 // queues, clock; a schedule that ends with a
 // reconcile in flight counts none), a coverage figure, not a dedup.

@@ -232,7 +232,7 @@ type Report struct {
 	// running reconcilers), so it re-runs them.
 	Replayed int
 	// States counts distinct states: for the sampling strategies, final
-	// world states (simulator.World.StateHash; a coverage figure, not a
+	// world states (simulator.World.EndStateHash; a coverage figure, not a
 	// dedup); for the exhaustive search, the states at fault decisions.
 	States  int
 	Elapsed time.Duration
@@ -297,7 +297,7 @@ func Explore(sc *simulator.Scenario, opts Options) Report {
 		rep.Schedules++
 		rep.Steps += res.Steps
 		if res.World != nil {
-			if h, ok := res.World.StateHash(); ok {
+			if h, ok := res.World.EndStateHash(); ok {
 				states[h] = true
 			}
 		}

@@ -525,7 +525,8 @@ func (mergingDefaults) SettleStarts(int, func() (uint64, bool)) bool { return tr
 // A world keeps the digest of a controller's memory only for a chooser
 // that merges states (the only one that asks for fingerprints); any other
 // world with such a controller has no fingerprint at all, so nothing can
-// merge its states without the digest.
+// merge its states without the digest. The state a run ended in is still
+// counted (EndStateHash: the sampling strategies count distinct ends).
 func TestStateHashNeedsTheMemoryDigest(t *testing.T) {
 	for _, merges := range []bool{false, true} {
 		var chooser model.Chooser = &model.Sequence{}
@@ -545,6 +546,10 @@ func TestStateHashNeedsTheMemoryDigest(t *testing.T) {
 		}
 		if _, ok := w.StateHash(); ok != merges {
 			t.Errorf("merges=%v: StateHash answered ok=%v", merges, ok)
+		}
+		// The end of a run is counted among the outcomes either way.
+		if _, ok := w.EndStateHash(); !ok {
+			t.Errorf("merges=%v: EndStateHash answered ok=false", merges)
 		}
 	}
 }

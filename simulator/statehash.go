@@ -56,9 +56,20 @@ type Hasher interface {
 // ControllerSpec says KeepsMemory, in which case it adds the digest of all
 // its incarnation was told (reconcilerMemory); external systems with state
 // implement Hasher.
-func (w *World) StateHash() (uint64, bool) {
+func (w *World) StateHash() (uint64, bool) { return w.stateHash(true) }
+
+// EndStateHash fingerprints the state a run ended in, to count distinct
+// outcomes (the sampling strategies' states): StateHash without the
+// digests of the controllers that keep memory, which a world keeps only
+// for a chooser that merges states. Two ends it calls equal are the same
+// world, whatever the controllers remember; a search must not merge on it.
+func (w *World) EndStateHash() (uint64, bool) { return w.stateHash(false) }
+
+// stateHash is StateHash, with the memory digests (and false when a
+// controller keeps memory without one) when withMemory is set.
+func (w *World) stateHash(withMemory bool) (uint64, bool) {
 	for _, h := range w.hosts {
-		if h.run != nil || h.spec.keepsMemory && h.memory == nil {
+		if h.run != nil || withMemory && h.spec.keepsMemory && h.memory == nil {
 			return 0, false
 		}
 	}
@@ -105,7 +116,7 @@ func (w *World) StateHash() (uint64, bool) {
 			putS(r.String())
 			put(uint64(h.queue.failures[r]))
 		}
-		if h.memory != nil {
+		if withMemory && h.memory != nil {
 			put(h.memory.digest())
 		}
 	}
