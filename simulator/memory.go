@@ -74,9 +74,12 @@ func (m *reconcilerMemory) observe(e *model.Event) {
 func (m *reconcilerMemory) digest() uint64 { return mix64(m.ordered ^ mix64(m.reads)) }
 
 // eventHash hashes what an event says a controller was told: everything
-// but its position in the history and the store's head (which the
-// controller does not see). FNV-1a, written out: it runs for every event
-// of such a controller, and hash/fnv's would allocate each time.
+// but what its code cannot see (the event's position in the history, the
+// store's head, the apiserver that served it, whether the read was stale,
+// and the cache revision a Get was served at; a List's is its list's
+// resourceVersion, which the code sees). FNV-1a, written out: it runs for
+// every event of such a controller, and hash/fnv's would allocate each
+// time.
 func eventHash(e *model.Event) uint64 {
 	h := uint64(fnvOffset64)
 	put := func(v uint64) {
@@ -94,12 +97,10 @@ func eventHash(e *model.Event) uint64 {
 	putS(e.Kind)
 	putS(e.Namespace)
 	putS(e.Name)
-	put(uint64(e.Server))
-	put(uint64(e.ReadRev))
-	put(uint64(e.Rev))
-	if e.Stale {
-		put(1)
+	if e.Op == model.OpList {
+		put(uint64(e.ReadRev))
 	}
+	put(uint64(e.Rev))
 	put(uint64(len(e.Versions)))
 	for _, v := range e.Versions {
 		putS(v.Name)

@@ -75,8 +75,14 @@ func TestMemoryDigest(t *testing.T) {
 		t.Errorf("the same Get at another time gives the same digest")
 	}
 	step := a
-	step.Step, step.HeadRev = 40, 12
+	step.Step, step.HeadRev, step.Server, step.Stale, step.ReadRev = 40, 12, 2, true, 11
 	if memoryOf(memoryCall{event: a}).digest() != memoryOf(memoryCall{event: step}).digest() {
-		t.Errorf("the event's place in the history (its step, the store's head) changed the digest: the controller sees neither")
+		t.Errorf("what the controller cannot see of a Get (its step, the store's head, the apiserver, staleness, the cache's revision) changed the digest")
+	}
+	list := model.Event{Op: model.OpList, Kind: "ConfigMap", Namespace: "default", ReadRev: 3}
+	listLater := list
+	listLater.ReadRev = 4
+	if memoryOf(memoryCall{event: list}).digest() == memoryOf(memoryCall{event: listLater}).digest() {
+		t.Errorf("two Lists at different revisions give the same digest: the list's resourceVersion is the revision")
 	}
 }
