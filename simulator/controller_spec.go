@@ -49,9 +49,11 @@ type ControllerSpec struct {
 	// asks of reconcilers, that a controller's memory holds nothing its
 	// writes do not show, and two paths whose controllers remember
 	// different things may merge, hiding what one of them would do next.
-	// With it, the fingerprint also holds everything the controller's
-	// current incarnation was told (reconcilerMemory): fewer states merge,
-	// and none whose memories may differ.
+	// With it, the fingerprint also holds a digest of everything the
+	// controller's current incarnation was told through its client, its
+	// external calls and its informers (simulator/memory.go): fewer states
+	// merge, and none whose memories may differ. What a reconciler reads
+	// around them (an Env's World directly) is not in the digest.
 	KeepsMemory bool
 }
 
