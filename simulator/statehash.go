@@ -120,12 +120,7 @@ func (w *World) stateHash(withMemory bool) (uint64, bool) {
 			put(h.memory.digest())
 		}
 	}
-	for _, a := range w.actors {
-		if s, ok := a.(Hasher); ok {
-			putS(string(a.Name()))
-			s.HashState(hh)
-		}
-	}
+	w.hashExternals(f)
 	w.workload.hashState(w.Clock.Now(), f)
 	w.faults.hashBudget(f)
 	w.sched.hashState(w.Clock.Now(), f)
@@ -323,15 +318,21 @@ func (w *World) hashStore(f *fingerprint) {
 	}
 }
 
-// externalState hashes the state of every actor that has one (Hasher:
-// the external systems), in the world's actor order.
-func (w *World) externalState() uint64 {
-	f := newFingerprint()
+// hashExternals adds the state of every actor that has one (Hasher: the
+// external systems), in the world's actor order.
+func (w *World) hashExternals(f *fingerprint) {
 	for _, a := range w.actors {
 		if s, ok := a.(Hasher); ok {
 			f.putS(string(a.Name()))
 			s.HashState(f.h)
 		}
 	}
+}
+
+// externalState is the external systems' state alone (hashExternals), for
+// a memory digest at each external call.
+func (w *World) externalState() uint64 {
+	f := newFingerprint()
+	w.hashExternals(f)
 	return f.h.Sum64()
 }
