@@ -194,6 +194,7 @@ func (c *cli) check(args []string, stdout, stderr io.Writer) int {
 	determinism := fs.Bool("check-determinism", false, "run every schedule twice and compare the histories")
 	noPrune := fs.Bool("no-prune", false, "exhaustive: do not prune states already explored (to measure what pruning saves)")
 	noReduce := fs.Bool("no-reduce", false, "exhaustive: offer every fault at every decision, without the partial-order reduction (much larger; to check the reduction)")
+	noResume := fs.Bool("no-resume", false, "exhaustive: replay every schedule from the start instead of resuming it from a checkpoint (the same search, slower; to measure what resuming saves)")
 	workers := fs.Int("workers", 0, "goroutines running schedules (default: GOMAXPROCS); the verdict and the violation reported do not depend on it")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "usage: explore check [flags] SCENARIO...\n(scenarios: explore list)\n")
@@ -264,7 +265,7 @@ func (c *cli) check(args []string, stdout, stderr io.Writer) int {
 	for _, sc := range scs {
 		opts := DefaultOptions()
 		opts.Strategy, opts.Schedules, opts.Seed, opts.Time = *strategy, *schedules, *seed, *budget
-		opts.Shard, opts.Shards, opts.CheckDeterminism, opts.NoPrune, opts.NoReduce = shardI, shardN, *determinism, *noPrune, *noReduce
+		opts.Shard, opts.Shards, opts.CheckDeterminism, opts.NoPrune, opts.NoReduce, opts.NoResume = shardI, shardN, *determinism, *noPrune, *noReduce, *noResume
 		opts.Workers = *workers
 		if len(faultFlags) > 0 {
 			b := sc.Faults

@@ -173,7 +173,7 @@ func search(sc *simulator.Scenario, opts Options, maxFaults, budgetTotal int, fa
 		less = lessItem
 	}
 	s := &treeSearch{sc: sc, opts: opts, maxFaults: maxFaults, budgetTotal: budgetTotal, faultsFirst: faultsFirst, less: less, start: start, res: res,
-		visited: &visitedTable{m: map[uint64]*visit{}, exact: exact, less: less}, queue: itemQueue{items: []path{{}}, less: less}}
+		visited: &visitedTable{m: map[uint64]*visit{}, exact: exact, less: less}, queue: itemQueue{items: []item{{}}, less: less}}
 	s.cond = sync.NewCond(&s.mu)
 	var wg sync.WaitGroup
 	for i := 0; i < max(1, opts.Workers); i++ {
@@ -250,7 +250,8 @@ func (s *treeSearch) work() {
 			s.stop()
 			return
 		}
-		prefix := heap.Pop(&s.queue).(path)
+		it := heap.Pop(&s.queue).(item)
+		prefix := it.path
 		if s.best != nil && !s.opts.keepGoing && s.less(s.best.key, prefix) {
 			continue // after the smallest violation found: never reported
 		}
@@ -258,13 +259,14 @@ func (s *treeSearch) work() {
 		s.res.Schedules++
 		s.running++
 		s.mu.Unlock()
-		c, r, pruned, err := s.run(prefix, index)
+		c, r, pruned, err := s.run(it, index)
 		s.mu.Lock()
 		s.running--
 		s.cond.Broadcast()
 		if r != nil {
 			s.res.Steps += r.Steps
-			s.res.Replayed += c.replayed
+			s.res.Replayed += c.replayed - c.resumed
+			s.res.Resumed += c.resumed
 		}
 		if err != nil {
 			if s.res.Err == nil {
@@ -285,18 +287,27 @@ func (s *treeSearch) stop() {
 	s.cond.Broadcast()
 }
 
-// run runs the schedule of one item, outside the lock.
-func (s *treeSearch) run(prefix path, index int) (*dfsChooser, *simulator.Result, bool, error) {
-	opts := s.opts
+// run runs the schedule of one item, outside the lock: from the start,
+// or from the checkpoint the item resumes from.
+func (s *treeSearch) run(it item, index int) (*dfsChooser, *simulator.Result, bool, error) {
+	opts, prefix := s.opts, it.path
 	if opts.perturb != nil {
 		opts.perturb(prefix.dense())
 	}
 	c := &dfsChooser{prefix: prefix, visited: s.visited, dedup: !opts.NoPrune, full: opts.NoReduce, stranding: opts.offerStranding, shard: opts.Shard, shards: opts.Shards, maxFaults: s.maxFaults,
-		marks: stepMarks{first: true, ignoreTicks: opts.ignoreTicks}, run: &runRecord{prefix: prefix}}
-	w, err := simulator.NewWorld(s.sc, c, simulator.RunOptions{Faults: opts.Faults})
+		marks: stepMarks{first: true, ignoreTicks: opts.ignoreTicks}, run: &runRecord{prefix: prefix}, checkpoints: !opts.NoResume}
+	var w *simulator.World
+	var err error
+	if from := it.from; from != nil {
+		from.enter(c)
+		w, err = from.cp.Resume(c)
+	} else {
+		w, err = simulator.NewWorld(s.sc, c, simulator.RunOptions{Faults: opts.Faults})
+	}
 	if err != nil {
 		return nil, nil, false, err
 	}
+	c.world = w
 	r, err := w.Run()
 	if err != nil {
 		return c, r, false, err
@@ -354,26 +365,33 @@ func (s *treeSearch) record(prefix path, index int, c *dfsChooser, r *simulator.
 	}
 	for d := prefix.len(); d < len(c.taken); d++ {
 		for o := 1; o < c.widths[d]; o++ {
-			heap.Push(&s.queue, child(c.faultsTaken, d, o))
+			heap.Push(&s.queue, item{path: child(c.faultsTaken, d, o), from: c.resumeFrom(d)})
 		}
 	}
 	s.cond.Broadcast()
 }
 
+// item is a schedule the search has yet to run: its path, and the
+// checkpoint it resumes from (nil: from the start).
+type item struct {
+	path
+	from *resumePoint
+}
+
 // itemQueue is a min-heap of items in the search's order.
 type itemQueue struct {
-	items []path
+	items []item
 	less  func(a, b path) bool
 }
 
 func (q *itemQueue) Len() int           { return len(q.items) }
-func (q *itemQueue) Less(i, j int) bool { return q.less(q.items[i], q.items[j]) }
+func (q *itemQueue) Less(i, j int) bool { return q.less(q.items[i].path, q.items[j].path) }
 func (q *itemQueue) Swap(i, j int)      { q.items[i], q.items[j] = q.items[j], q.items[i] }
-func (q *itemQueue) Push(x any)         { q.items = append(q.items, x.(path)) }
+func (q *itemQueue) Push(x any)         { q.items = append(q.items, x.(item)) }
 func (q *itemQueue) Pop() any {
 	old := q.items
 	x := old[len(old)-1]
-	old[len(old)-1] = path{} // the array keeps no item that ran
+	old[len(old)-1] = item{} // the array keeps no item that ran (nor its checkpoint)
 	q.items = old[:len(old)-1]
 	return x
 }
@@ -601,6 +619,74 @@ type dfsChooser struct {
 	shards    int
 	skipped   bool
 	run       *runRecord
+
+	// checkpoints: the schedules this one opens resume from checkpoints
+	// of its world (not Options.NoResume); world is that world. points
+	// holds, per fault decision, the checkpoint the items opened there
+	// resume from: the one taken there, or, where none could be taken (a
+	// reconcile in flight), the last one before it (last), so that they
+	// replay only the steps in between. resumed is the step count of the
+	// checkpoint this schedule resumed from (Report.Resumed).
+	checkpoints bool
+	world       *simulator.World
+	points      []*resumePoint
+	last        *resumePoint
+	resumed     int
+}
+
+// resumePoint is a checkpoint of a schedule's world at a fault decision,
+// with what the dfsChooser knew when it was asked that decision: the
+// first at choices and widths, the faults among them, the steps taken.
+// Several items share one; none changes it.
+type resumePoint struct {
+	cp            *simulator.Checkpoint
+	at            int
+	taken, widths []int
+	faultsTaken   []pathFault
+	depth         int
+}
+
+// enter sets a fresh chooser to where the checkpoint's was, before the
+// decision the checkpoint was taken at.
+func (p *resumePoint) enter(c *dfsChooser) {
+	c.taken, c.widths, c.faultsTaken = p.taken, p.widths, p.faultsTaken
+	c.depth, c.resumed, c.last = p.depth, p.depth, p
+	c.marks.first = p.depth == 0
+}
+
+// checkpointSpacing is the fewest steps between two checkpoints of one
+// schedule. A checkpoint costs about what a few dozen steps do (its maps,
+// the events since the previous one, and resuming rebuilds the world and
+// shows the monitors the history again), and it keeps the objects of its
+// state alive while its items wait. Measured on zookeeper/fixed (two
+// workers, docs/benchmarks.md): spacing 1 took 75.9 s of CPU and 926 MB,
+// 8 68.1 s, 16 71.4 s, 32 66.7-66.8 s and 632-643 MB, 64 69.0 s; no
+// checkpoints 89.2 s and 434 MB.
+const checkpointSpacing = 32
+
+// resumeFrom is the checkpoint the items opened at fault decision d
+// resume from, nil for none.
+func (c *dfsChooser) resumeFrom(d int) *resumePoint {
+	if d < len(c.points) {
+		return c.points[d]
+	}
+	return nil
+}
+
+// checkpoint notes the checkpoint the items opened at the current fault
+// decision (at, the steps taken so far: depth) resume from, taking one
+// when it opens items and the world can be copied.
+func (c *dfsChooser) checkpoint(at, depth int) {
+	for len(c.points) < at {
+		c.points = append(c.points, nil) // replayed decisions open no items
+	}
+	if c.checkpoints && at >= c.prefix.len() && (c.last == nil || depth-c.last.depth >= checkpointSpacing) {
+		if cp, ok := c.world.Checkpoint(); ok {
+			n := len(c.faultsTaken)
+			c.last = &resumePoint{cp: cp, at: at, taken: c.taken[:at:at], widths: c.widths[:at:at], faultsTaken: c.faultsTaken[:n:n], depth: depth}
+		}
+	}
+	c.points = append(c.points, c.last)
 }
 
 func (c *dfsChooser) Choose(d model.Decision) int {
@@ -650,6 +736,7 @@ func (c *dfsChooser) Choose(d model.Decision) int {
 		return def
 	}
 	at := len(c.taken)
+	c.checkpoint(at, depth)
 	opt := 0
 	// The faults taken so far are the prefix's first ones: the next to
 	// replay is the one after them.

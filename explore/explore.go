@@ -100,6 +100,12 @@ type Options struct {
 	// violation the reduced one finds and is much larger; it is there to
 	// check the reduction against.
 	NoReduce bool
+	// NoResume makes the exhaustive search replay every schedule from the
+	// start instead of resuming it from a checkpoint of the schedule that
+	// opened it (simulator.World.Checkpoint). The search is the same
+	// either way, schedule for schedule (TestResumeExploresTheSameSchedules);
+	// this is there to measure what resuming saves and to check it.
+	NoResume bool
 	// Progress, when set, is called after every schedule (the CLI's live
 	// progress line).
 	Progress func(Progress)
@@ -226,11 +232,18 @@ type Report struct {
 	// Steps is the total number of steps over every schedule run.
 	Steps int
 	// Replayed (exhaustive) is the part of Steps the search spent
-	// replaying the prefixes of its items: each schedule re-runs, from the
-	// start, the steps its parent ran before the decision where it takes
-	// its last fault. A stateless search cannot copy a world (it holds
-	// running reconcilers), so it re-runs them.
+	// replaying the prefixes of its items: each schedule re-runs the
+	// steps its parent ran before the decision where it takes its last
+	// fault, from the start or, when it could be taken, from the parent's
+	// last checkpoint before that decision. A world cannot be copied while
+	// a reconcile is in flight (its goroutine's stack), nor when a
+	// controller or an external system keeps state the checkpoint cannot
+	// see, so some steps are still re-run.
 	Replayed int
+	// Resumed (exhaustive) is the part of Steps the search did not run
+	// because a schedule resumed from a checkpoint: Steps - Replayed -
+	// Resumed steps were new.
+	Resumed int
 	// States counts distinct states: for the sampling strategies, final
 	// world states (simulator.World.EndStateHash; a coverage figure, not a
 	// dedup); for the exhaustive search, the states at fault decisions.

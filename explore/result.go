@@ -20,6 +20,9 @@ type Result struct {
 	// Replayed (exhaustive) is the part of Steps that replayed the
 	// prefixes of the search's items (Report.Replayed).
 	Replayed int `json:"replayed,omitempty"`
+	// Resumed (exhaustive) is the part of Steps that schedules did not
+	// run because they resumed from a checkpoint (Report.Resumed).
+	Resumed int `json:"resumed,omitempty"`
 	// Reexplored (exhaustive) is 1 when the search ran again with exact
 	// merging (Report.Reexplored; merge sums it over shards).
 	Reexplored int   `json:"reexplored,omitempty"`
@@ -40,7 +43,7 @@ type Result struct {
 // Result is r as one JSON result line of its shard.
 func (r Report) Result() Result {
 	shard, shards := r.Shard, max(r.Shards, 1)
-	res := Result{Scenario: r.Scenario, Strategy: r.Strategy, Verdict: r.Verdict, Schedules: r.Schedules, States: r.States, Pruned: r.Pruned, Steps: r.Steps, Replayed: r.Replayed, Reexplored: r.Reexplored, ElapsedMS: r.Elapsed.Milliseconds(), Trace: r.Trace, Replay: r.Replay, Shard: &shard, Shards: &shards}
+	res := Result{Scenario: r.Scenario, Strategy: r.Strategy, Verdict: r.Verdict, Schedules: r.Schedules, States: r.States, Pruned: r.Pruned, Steps: r.Steps, Replayed: r.Replayed, Resumed: r.Resumed, Reexplored: r.Reexplored, ElapsedMS: r.Elapsed.Milliseconds(), Trace: r.Trace, Replay: r.Replay, Shard: &shard, Shards: &shards}
 	if r.Violation != nil {
 		res.Property = r.Violation.Property
 	}

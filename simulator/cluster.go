@@ -32,6 +32,9 @@ type ClusterOptions struct {
 	// copies it again at every doubling.
 	Events int
 	StoreOptions
+	// kinds, when set, is the registry the store starts with (a
+	// checkpoint's: Checkpoint.Resume).
+	kinds *kindRegistry
 }
 
 // worldEvents is the history capacity a world starts with: the shipped
@@ -48,7 +51,7 @@ func NewCluster(scheme *runtime.Scheme, opts ClusterOptions) *Cluster {
 	if opts.Events > 0 {
 		c.History.Events = recycledHistory(opts.Events)
 	}
-	c.Store = NewStore(scheme, c.Clock, opts.StoreOptions)
+	c.Store = newStore(scheme, c.Clock, opts.StoreOptions, opts.kinds)
 	for i := 1; i <= n; i++ {
 		c.Servers = append(c.Servers, NewAPIServer(i, c.Store))
 	}

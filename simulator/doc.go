@@ -34,7 +34,13 @@
 // quiescence, the step count), the workload driver (workload_driver.go,
 // until.go), the fault injector (faults.go), the property hook
 // (property_hook.go: monitor, violations, harness error) and the explorer
-// hooks (explorer_hooks.go, statehash.go: fingerprint, prune, writes);
+// hooks (explorer_hooks.go, statehash.go: fingerprint, prune, writes;
+// fork.go: World.Checkpoint copies the state at a decision of the fault
+// phase, and Checkpoint.Resume builds a world that goes on from it as the
+// original would, so that the exhaustive search need not replay a
+// schedule's prefix; it refuses a world with a reconcile in flight, a
+// Setup-built or memory-keeping controller, the wall clock, or an
+// external system that is not Forkable);
 // values recomputed only when the store's revision (or the kinds they
 // read) moves share one memo (memo.go, actor_helpers.go). A Host (host.go)
 // runs each controller under test, unmodified, behind its own client.Client,
@@ -103,7 +109,7 @@
 //  4. host: host.go, manager.go, queue.go;
 //  5. world: world.go, run.go, controller_spec.go, scheduler.go,
 //     host_steps.go, workload_driver.go, until.go, faults.go, property_hook.go,
-//     explorer_hooks.go, statehash.go, scenario.go, script.go, helpers.go,
+//     explorer_hooks.go, statehash.go, fork.go, scenario.go, script.go, helpers.go,
 //     the built-in actors (actor_*.go, their shared helpers in
 //     actor_helpers.go).
 //

@@ -17,8 +17,12 @@ type explorerHooks struct {
 	// (SettleMerger), so fingerprints are asked for and the controllers
 	// that keep memory keep its digest (reconcilerMemory); without it
 	// StateHash does not fingerprint a world with such a controller.
-	mergesStates  bool
-	pruned        bool
+	mergesStates bool
+	pruned       bool
+	// log is the history log of the world's last checkpoint, or of the
+	// checkpoint it resumed from (Checkpoint): its next checkpoint
+	// copies only what was recorded since.
+	log           *historyLog
 	writes        int
 	contentHashes map[client.Object]uint64
 	content       contentHasher

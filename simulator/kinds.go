@@ -2,6 +2,7 @@ package simulator
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -103,9 +104,8 @@ type kindInfo struct {
 	// typed copies a built-in kind's objects without reflection
 	// (copiers.go); nil for other kinds.
 	typed *typedCopier
-	// schemeDefaults caches whether the scheme has a defaulting function
-	// for the kind's type (see schemeDefaults): 0 not asked yet, 1 no, 2
-	// yes. A store's kinds live as long as the store, and a scheme is not
+	// schemeDefaults is whether the scheme has a defaulting function for
+	// the kind's type (see schemeDefaults): 1 no, 2 yes. A scheme is not
 	// changed while a world uses it.
 	schemeDefaults uint8
 }
@@ -200,6 +200,22 @@ func newKindRegistry(scheme *runtime.Scheme, clusterScoped, noStatus []schema.Gr
 		r.noStatus[gk] = true
 	}
 	return r
+}
+
+// clone returns a registry that knows the kinds r knows, as the same
+// kindInfo values (they are never written after they are built), and
+// registers the kinds it meets later on its own: the registry of a world
+// resumed from a checkpoint, whose tables and caches are keyed by the
+// checkpointed world's kinds.
+func (r *kindRegistry) clone() *kindRegistry {
+	return &kindRegistry{
+		scheme:        r.scheme,
+		byType:        maps.Clone(r.byType),
+		byGK:          maps.Clone(r.byGK),
+		ordered:       slices.Clone(r.ordered),
+		clusterScoped: r.clusterScoped, // set when built, then only read
+		noStatus:      r.noStatus,
+	}
 }
 
 // forObject returns the kind of a typed object. Unstructured objects are
@@ -298,6 +314,13 @@ func (r *kindRegistry) forGVK(gvk schema.GroupVersionKind) (*kindInfo, error) {
 	k.generationOnStatus = !builtin && !k.hasStatus && k.statusField >= 0
 	k.createOnUpdate = builtin && createOnUpdateKinds[k.gk]
 	k.nameFn = nameValidator(k.gk)
+	// Asked now, not on the first write: worlds resumed from a checkpoint
+	// share its kinds (kindRegistry.clone), so a kindInfo is never written
+	// after it is built.
+	k.schemeDefaults = 1
+	if schemeDefaults(r.scheme, proto) {
+		k.schemeDefaults = 2
+	}
 	r.byGK[k.gk] = k
 	r.byType[t] = k
 	r.ordered = append(r.ordered, k)

@@ -29,7 +29,7 @@ var simulatorLayers = []layer{
 	{"apiserver", []string{"apiserver.go"}},
 	{"client/informer", []string{"client.go", "informer.go", "cluster.go", "memory.go"}},
 	{"host", []string{"host.go", "manager.go", "queue.go"}},
-	{"world", []string{"world.go", "run.go", "controller_spec.go", "scheduler.go", "host_steps.go", "workload_driver.go", "until.go", "faults.go", "property_hook.go", "explorer_hooks.go", "statehash.go", "contenthash.go", "scenario.go", "script.go", "helpers.go", "actor_helpers.go", "actor_statefulset.go", "actor_scheduler.go", "actor_kubelet.go", "actor_pvcprotection.go", "actor_gc.go", "actor_namespace.go", "doc.go"}},
+	{"world", []string{"world.go", "run.go", "controller_spec.go", "scheduler.go", "host_steps.go", "workload_driver.go", "until.go", "faults.go", "property_hook.go", "explorer_hooks.go", "statehash.go", "contenthash.go", "fork.go", "scenario.go", "script.go", "helpers.go", "actor_helpers.go", "actor_statefulset.go", "actor_scheduler.go", "actor_kubelet.go", "actor_pvcprotection.go", "actor_gc.go", "actor_namespace.go", "doc.go"}},
 }
 
 // layer is a set of files of one package.

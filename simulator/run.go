@@ -102,6 +102,12 @@ func (w *World) Close() { w.cleanup() }
 // NewWorld builds the world of one run; its Run drives it (or Close
 // releases it unrun). Every choice is asked of chooser and recorded.
 func NewWorld(sc *Scenario, chooser model.Chooser, opts RunOptions) (w *World, err error) {
+	return newWorld(sc, chooser, opts, nil)
+}
+
+// newWorld is NewWorld over the kinds of kinds when it is not nil (a
+// checkpoint's: Checkpoint.Resume).
+func newWorld(sc *Scenario, chooser model.Chooser, opts RunOptions, kinds *kindRegistry) (w *World, err error) {
 	if sc.Scheme == nil {
 		return nil, fmt.Errorf("scenario %q has no Scheme: build one with the AddToScheme of k8s.io/client-go/kubernetes/scheme and of your CRD types", sc.Name)
 	}
@@ -122,11 +128,12 @@ func NewWorld(sc *Scenario, chooser model.Chooser, opts RunOptions) (w *World, e
 		}
 	}()
 	w = &World{
-		Cluster:  NewCluster(sc.Scheme, ClusterOptions{APIServers: sc.APIServers, Events: worldEvents, StoreOptions: sc.StoreOptions}),
-		Scenario: sc,
-		clients:  map[model.Actor]*Client{},
-		sched:    stepScheduler{recorder: &model.Recorder{Inner: chooser, Choices: recycledChoices()}},
-		faults:   faultInjector{budget: sc.Faults},
+		Cluster:    NewCluster(sc.Scheme, ClusterOptions{APIServers: sc.APIServers, Events: worldEvents, StoreOptions: sc.StoreOptions, kinds: kinds}),
+		Scenario:   sc,
+		runOptions: opts,
+		clients:    map[model.Actor]*Client{},
+		sched:      stepScheduler{recorder: &model.Recorder{Inner: chooser, Choices: recycledChoices()}},
+		faults:     faultInjector{budget: sc.Faults},
 	}
 	built = w
 	if opts.Faults != nil {

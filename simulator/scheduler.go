@@ -18,6 +18,14 @@ type stepScheduler struct {
 	enabled []Step         // the steps enabled at the current decision (reused)
 	options []model.Option // the current decision's options (reused)
 	decided int            // events recorded before the current decision
+	// sinceFrom is decided before the current decision: the first event
+	// of its Since (a checkpoint taken while the chooser decides resumes
+	// at the same decision, which shows the same events).
+	sinceFrom int
+	// resumed: the world was resumed from a checkpoint taken at a
+	// decision, and its first iteration goes straight to that decision
+	// (the workload's check and the settle test ran before it).
+	resumed bool
 
 	steps     int
 	turn      int  // the settle phase's rotation
@@ -59,9 +67,13 @@ func (s *stepScheduler) run(w *World) {
 	defer w.cleanup()
 	max := w.Scenario.maxSteps()
 	for s.steps < max && !s.stopped {
-		w.workload.advance(w)
-		if !s.settling && s.shouldSettle(w, max) {
-			w.settle()
+		if s.resumed {
+			s.resumed = false
+		} else {
+			w.workload.advance(w)
+			if !s.settling && s.shouldSettle(w, max) {
+				w.settle()
+			}
 		}
 		if s.settling {
 			if !s.offered {
@@ -289,7 +301,7 @@ func (s *stepScheduler) decision(w *World, steps []Step) model.Decision {
 	}
 	s.options = opts
 	since := w.History.Events[s.decided:]
-	s.decided = len(w.History.Events)
+	s.sinceFrom, s.decided = s.decided, len(w.History.Events)
 	return model.Decision{Kind: model.ChooseStep, Options: opts, Since: since, Fingerprint: w.explorer.fingerprint}
 }
 

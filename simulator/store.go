@@ -122,11 +122,20 @@ func (s *Store) DryRun(write func()) {
 
 // NewStore returns an empty store at revision 0 over the scheme's kinds.
 func NewStore(scheme *runtime.Scheme, clock *model.Clock, opts StoreOptions) *Store {
+	return newStore(scheme, clock, opts, nil)
+}
+
+// newStore is NewStore with the kinds of kinds (a checkpoint's, see
+// kindRegistry.clone) when it is not nil.
+func newStore(scheme *runtime.Scheme, clock *model.Clock, opts StoreOptions, kinds *kindRegistry) *Store {
 	if clock == nil {
 		clock = &model.Clock{}
 	}
+	if kinds == nil {
+		kinds = newKindRegistry(scheme, opts.ClusterScoped, opts.NoStatusSubresource)
+	}
 	s := &Store{
-		kinds:  newKindRegistry(scheme, opts.ClusterScoped, opts.NoStatusSubresource),
+		kinds:  kinds,
 		tables: map[*kindInfo]*kindData{},
 		clock:  clock,
 	}
@@ -784,12 +793,6 @@ func answerOf(k *kindInfo, obj, stored, old client.Object) client.Object {
 // cluster IPs, the stored slice). So is a kind whose metadata or status
 // cannot be copied without reflection over unknown types.
 func (s *Store) mayAnswer(k *kindInfo, obj client.Object) bool {
-	if k.schemeDefaults == 0 {
-		k.schemeDefaults = 1
-		if schemeDefaults(s.kinds.scheme, obj) {
-			k.schemeDefaults = 2
-		}
-	}
 	if isServiceKind(k) || s.crds[k.gvk] != nil || k.schemeDefaults == 2 {
 		return false
 	}

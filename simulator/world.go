@@ -71,7 +71,8 @@ type Timed interface {
 // controllers, the actors and their clients.
 type World struct {
 	*Cluster
-	Scenario *Scenario
+	Scenario   *Scenario
+	runOptions RunOptions // what it was built with, for a Checkpoint
 
 	hosts     []*Host
 	hostSteps map[*Host]*hostSteps // each live host's steps, built once

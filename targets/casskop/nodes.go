@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash"
+	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -158,4 +159,23 @@ func (n *Nodes) HashState(h hash.Hash64) {
 	for _, uid := range n.decommissioning {
 		fmt.Fprintf(h, "d:%s;", uid)
 	}
+}
+
+// nodesState is what Nodes.ForkState copies.
+type nodesState struct {
+	modes           map[types.UID]string
+	decommissioning []types.UID
+	names           map[types.UID]string
+}
+
+// ForkState implements simulator.Forkable: a copy of the nodes' modes,
+// the decommissions started and the names.
+func (n *Nodes) ForkState() any {
+	return nodesState{modes: maps.Clone(n.modes), decommissioning: slices.Clone(n.decommissioning), names: maps.Clone(n.names)}
+}
+
+// ResumeState implements simulator.Forkable.
+func (n *Nodes) ResumeState(state any) {
+	s := state.(nodesState)
+	n.modes, n.decommissioning, n.names = maps.Clone(s.modes), slices.Clone(s.decommissioning), maps.Clone(s.names)
 }

@@ -169,3 +169,20 @@ func (e *Ensemble) HashState(h hash.Hash64) {
 		fmt.Fprintf(h, "%s=%q@%d;", p, z.data, z.version)
 	}
 }
+
+// ForkState implements simulator.Forkable: a copy of the znodes.
+func (e *Ensemble) ForkState() any { return copyZnodes(e.znodes) }
+
+// ResumeState implements simulator.Forkable.
+func (e *Ensemble) ResumeState(state any) { e.znodes = copyZnodes(state.(map[string]*simZnode)) }
+
+// copyZnodes copies the znodes, each one too: UpdateNode changes a znode
+// in place.
+func copyZnodes(znodes map[string]*simZnode) map[string]*simZnode {
+	out := make(map[string]*simZnode, len(znodes))
+	for p, z := range znodes {
+		c := *z
+		out[p] = &c
+	}
+	return out
+}

@@ -1,0 +1,163 @@
+package simulator_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/opcheck/opcheck/model"
+	"github.com/opcheck/opcheck/simulator"
+	"github.com/opcheck/opcheck/targets"
+)
+
+// checkpointingChooser answers from a random chooser and takes a
+// checkpoint of its world at every step decision where one can be taken,
+// with the number of decisions before it and the state's fingerprint.
+type checkpointingChooser struct {
+	inner     model.Chooser
+	world     *simulator.World
+	decisions int
+	points    []checkpointAt
+	refused   int
+}
+
+type checkpointAt struct {
+	cp          *simulator.Checkpoint
+	decisions   int
+	fingerprint uint64
+	hashed      bool
+}
+
+func (c *checkpointingChooser) Choose(d model.Decision) int {
+	if d.Kind == model.ChooseStep {
+		if cp, ok := c.world.Checkpoint(); ok {
+			h, hashed := d.Fingerprint()
+			c.points = append(c.points, checkpointAt{cp: cp, decisions: c.decisions, fingerprint: h, hashed: hashed})
+		} else {
+			c.refused++
+		}
+	}
+	c.decisions++
+	return c.inner.Choose(d)
+}
+
+// fingerprintingSequence replays choices and notes the fingerprint of the
+// first decision it is asked.
+type fingerprintingSequence struct {
+	model.Sequence
+	asked       bool
+	fingerprint uint64
+	hashed      bool
+}
+
+func (s *fingerprintingSequence) Choose(d model.Decision) int {
+	if !s.asked {
+		s.asked = true
+		s.fingerprint, s.hashed = d.Fingerprint()
+	}
+	return s.Sequence.Choose(d)
+}
+
+// TestCheckpointResumesTheSameSchedule checks World.Checkpoint and
+// Checkpoint.Resume on the shipped scenarios: random schedules (faults
+// included: crashes onto the other apiserver, paused caches, evictions,
+// dropped events, watch expiries) are checkpointed at every decision where that is
+// possible, and a world resumed from each checkpoint with the rest of the
+// schedule's choices must record the same history, byte for byte (every
+// event's line and object), the same choices and verdicts, and fingerprint
+// the decision it resumes at as the original did. The checkpoints are
+// resumed after the original run ended, so a checkpoint that shared
+// anything the world went on changing would resume a later state. KubeRay
+// (a Setup-built controller that keeps memory, on the wall clock) must be
+// refused.
+func TestCheckpointResumesTheSameSchedule(t *testing.T) {
+	seeds := 4
+	if testing.Short() {
+		seeds = 2
+	}
+	for _, sc := range targets.All() {
+		t.Run(sc.Name, func(t *testing.T) {
+			resumed := 0
+			for seed := range uint64(seeds) {
+				c := &checkpointingChooser{inner: newRandomChooser(seed + 1)}
+				// Odd seeds spend a budget with every kind of fault, so
+				// that checkpoints hold informers that lost events, and
+				// caches a watch expiry relisted.
+				var opts simulator.RunOptions
+				if seed%2 == 1 {
+					opts.Faults = &model.FaultBudget{Crashes: 2, Stale: 2, Drops: 2, Evictions: 1, Expiries: 1}
+				}
+				w, err := simulator.NewWorld(sc, c, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				c.world = w
+				res, err := w.Run()
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := fingerprint(t, res)
+				if sc.SyncWallClock {
+					if len(c.points) > 0 {
+						t.Fatalf("seed %d: %d checkpoints of a scenario whose controller a Setup builds", seed, len(c.points))
+					}
+					continue
+				}
+				if len(c.points) == 0 {
+					t.Fatalf("seed %d: no decision of %d could be checkpointed (%d refused)", seed, c.decisions, c.refused)
+				}
+				for _, p := range c.points {
+					// The resumed world is checkpointed in turn, and
+					// its last checkpoint resumed: a checkpoint of a
+					// resumed world shares the history of the one it
+					// resumed from.
+					seq := &fingerprintingSequence{Sequence: model.Sequence{Choices: res.Choices[p.decisions:]}}
+					again, ok := resumeAndCompare(t, fmt.Sprintf("seed %d resumed at decision %d (step %d)", seed, p.decisions, p.cp.Steps()), p, seq, res, want)
+					resumed++
+					if !ok {
+						continue
+					}
+					last := again.points[len(again.points)-1]
+					last.decisions += p.decisions
+					seq = &fingerprintingSequence{Sequence: model.Sequence{Choices: res.Choices[last.decisions:]}}
+					resumeAndCompare(t, fmt.Sprintf("seed %d resumed at decision %d, then at %d (step %d)", seed, p.decisions, last.decisions, last.cp.Steps()), last, seq, res, want)
+					resumed++
+				}
+			}
+			t.Logf("%d resumed schedules", resumed)
+		})
+	}
+}
+
+// resumeAndCompare resumes p with seq, which replays the rest of res's
+// choices, checkpointing the resumed world as it goes, and fails the test
+// unless the run is res's (want its fingerprint). It returns the resumed
+// world's chooser, and whether it took a checkpoint.
+func resumeAndCompare(t *testing.T, what string, p checkpointAt, seq *fingerprintingSequence, res *simulator.Result, want runFingerprint) (*checkpointingChooser, bool) {
+	t.Helper()
+	c := &checkpointingChooser{inner: seq}
+	rw, err := p.cp.Resume(c)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	c.world = rw
+	again, err := rw.Run()
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if seq.Diverged {
+		t.Fatalf("%s: the resumed world asked other decisions than the original", what)
+	}
+	if seq.hashed != p.hashed || seq.fingerprint != p.fingerprint {
+		t.Fatalf("%s: fingerprint %x (%v), the original's %x (%v)", what, seq.fingerprint, seq.hashed, p.fingerprint, p.hashed)
+	}
+	compareFingerprints(t, what, want, fingerprint(t, again))
+	if a, b := fmt.Sprint(res.Violations), fmt.Sprint(again.Violations); a != b {
+		t.Fatalf("%s: violations differ:\n%s\n%s", what, a, b)
+	}
+	if again.Quiescent != res.Quiescent {
+		t.Fatalf("%s: quiescent %v, the original %v", what, again.Quiescent, res.Quiescent)
+	}
+	// The first checkpoint is at the decision resumed at: it shows
+	// nothing new.
+	return c, len(c.points) > 1
+}
