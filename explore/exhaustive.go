@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/opcheck/opcheck/model"
@@ -57,6 +58,12 @@ const SplitDepth = 2
 // (simulator.World.StateHash): a state reached again, at any depth, has the
 // same futures, already explored, unless the path went round a cycle or
 // the step bound cut one of those futures (visitedTable, boundsHeld).
+//
+// A schedule resumes from a checkpoint the schedule that opened it took at
+// (or up to 32 steps before) the decision where it departs from it
+// (resumePoint, simulator.World.Checkpoint), instead of re-running that
+// prefix; Options.NoResume replays every schedule from the start. Both
+// run the same schedules (TestResumeExploresTheSameSchedules).
 //
 // One search covers every number of faults up to the budget, in the order
 // in which iterative deepening on the number of faults would first meet
@@ -222,8 +229,11 @@ type treeSearch struct {
 	queue   itemQueue
 	running int
 	stopped bool // the budget, the time or a harness error ended the search
-	best    *found
-	runs    []*runRecord // every schedule run that ran in this shard
+	// checkpoints counts the checkpoints items in the queue resume from
+	// (resumePoint.refs): past maxCheckpoints, schedules take no more.
+	checkpoints atomic.Int64
+	best        *found
+	runs        []*runRecord // every schedule run that ran in this shard
 }
 
 // found is a violating schedule with its key.
@@ -251,6 +261,11 @@ func (s *treeSearch) work() {
 			return
 		}
 		it := heap.Pop(&s.queue).(item)
+		if p := it.from; p != nil {
+			if p.refs--; p.refs == 0 {
+				s.checkpoints.Add(-1) // the item holds it until it has run
+			}
+		}
 		prefix := it.path
 		if s.best != nil && !s.opts.keepGoing && s.less(s.best.key, prefix) {
 			continue // after the smallest violation found: never reported
@@ -295,7 +310,7 @@ func (s *treeSearch) run(it item, index int) (*dfsChooser, *simulator.Result, bo
 		opts.perturb(prefix.dense())
 	}
 	c := &dfsChooser{prefix: prefix, visited: s.visited, dedup: !opts.NoPrune, full: opts.NoReduce, stranding: opts.offerStranding, shard: opts.Shard, shards: opts.Shards, maxFaults: s.maxFaults,
-		marks: stepMarks{first: true, ignoreTicks: opts.ignoreTicks}, run: &runRecord{prefix: prefix}, checkpoints: !opts.NoResume}
+		marks: stepMarks{first: true, ignoreTicks: opts.ignoreTicks}, run: &runRecord{prefix: prefix}, checkpoints: !opts.NoResume, live: &s.checkpoints}
 	var w *simulator.World
 	var err error
 	if from := it.from; from != nil {
@@ -365,7 +380,14 @@ func (s *treeSearch) record(prefix path, index int, c *dfsChooser, r *simulator.
 	}
 	for d := prefix.len(); d < len(c.taken); d++ {
 		for o := 1; o < c.widths[d]; o++ {
-			heap.Push(&s.queue, item{path: child(c.faultsTaken, d, o), from: c.resumeFrom(d)})
+			from := c.resumeFrom(d)
+			if from != nil {
+				if from.refs == 0 {
+					s.checkpoints.Add(1)
+				}
+				from.refs++
+			}
+			heap.Push(&s.queue, item{path: child(c.faultsTaken, d, o), from: from})
 		}
 	}
 	s.cond.Broadcast()
@@ -607,7 +629,7 @@ type dfsChooser struct {
 	depth  int
 	paused bool // a watch cache is paused (a resume option is offered)
 	// replayed is the steps taken before the prefix's last fault: those
-	// the parent schedule ran too (Report.Replayed).
+	// the parent schedule ran too (Report.Replayed, less the resumed ones).
 	replayed  int
 	marks     stepMarks
 	full      bool // Options.NoReduce: every enabled fault at every decision
@@ -628,6 +650,7 @@ type dfsChooser struct {
 	// replay only the steps in between. resumed is the step count of the
 	// checkpoint this schedule resumed from (Report.Resumed).
 	checkpoints bool
+	live        *atomic.Int64 // treeSearch.checkpoints
 	world       *simulator.World
 	points      []*resumePoint
 	last        *resumePoint
@@ -644,6 +667,7 @@ type resumePoint struct {
 	taken, widths []int
 	faultsTaken   []pathFault
 	depth         int
+	refs          int // the items in the queue that resume from it (under treeSearch.mu)
 }
 
 // enter sets a fresh chooser to where the checkpoint's was, before the
@@ -659,10 +683,21 @@ func (p *resumePoint) enter(c *dfsChooser) {
 // the events since the previous one, and resuming rebuilds the world and
 // shows the monitors the history again), and it keeps the objects of its
 // state alive while its items wait. Measured on zookeeper/fixed (two
-// workers, docs/benchmarks.md): spacing 1 took 75.9 s of CPU and 926 MB,
-// 8 68.1 s, 16 71.4 s, 32 66.7-66.8 s and 632-643 MB, 64 69.0 s; no
-// checkpoints 89.2 s and 434 MB.
+// workers, before maxCheckpoints bounded them; docs/benchmarks.md):
+// spacing 1 took 75.9 s of CPU and 926 MB, 8 68.1 s, 16 71.4 s, 32
+// 66.7-66.8 s and 632-643 MB, 64 69.0 s; no checkpoints 89.2 s and 434 MB.
 const checkpointSpacing = 32
+
+// maxCheckpoints bounds the checkpoints the items waiting in the queue
+// resume from, and so the memory they keep alive: past it, a schedule
+// takes no new one, and the items it opens resume from an older one or
+// replay from the start. Measured (docs/benchmarks.md): zookeeper/fixed
+// took 28.1-28.7 s and 489-501 MB with 2,048, 29.3 s with 512, 37.5 s and
+// 648 MB with 4,096, 32.3-39.0 s and 626-650 MB unbounded; with
+// crashes=2 stale=2, 84.1 s and 530 MB, 94.1 s, 122.8 s and 113.8 s and
+// 1.76 GB: the collector's work on the objects they keep alive costs
+// more than the replays they save.
+const maxCheckpoints = 2048
 
 // resumeFrom is the checkpoint the items opened at fault decision d
 // resume from, nil for none.
@@ -680,7 +715,7 @@ func (c *dfsChooser) checkpoint(at, depth int) {
 	for len(c.points) < at {
 		c.points = append(c.points, nil) // replayed decisions open no items
 	}
-	if c.checkpoints && at >= c.prefix.len() && (c.last == nil || depth-c.last.depth >= checkpointSpacing) {
+	if c.checkpoints && at >= c.prefix.len() && (c.last == nil || depth-c.last.depth >= checkpointSpacing) && c.live.Load() < maxCheckpoints {
 		if cp, ok := c.world.Checkpoint(); ok {
 			n := len(c.faultsTaken)
 			c.last = &resumePoint{cp: cp, at: at, taken: c.taken[:at:at], widths: c.widths[:at:at], faultsTaken: c.faultsTaken[:n:n], depth: depth}

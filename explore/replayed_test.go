@@ -7,14 +7,16 @@ import (
 	"github.com/opcheck/opcheck/simulator"
 )
 
-// Report.Replayed counts the steps each schedule re-ran from the start
-// because an earlier schedule had run them: with one worker, a schedule's
-// first decisions repeat its parent's up to the decision where it takes
-// its last fault, and every decision before the settle phase is one step.
-// So Replayed is the sum, over the schedules, of the longest run of
-// leading choices a schedule shares with any earlier one. Mutations tried:
-// counting the steps up to the prefix's first fault, or through the fault
-// step itself, each fails it.
+// Report.Replayed counts the steps each schedule re-ran because an
+// earlier schedule had run them, and Report.Resumed those it skipped by
+// resuming from a checkpoint: with one worker, a schedule's first
+// decisions repeat its parent's up to the decision where it takes its last
+// fault, and every decision before the settle phase is one step. So
+// Replayed plus Resumed is the sum, over the schedules, of the longest run
+// of leading choices a schedule shares with any earlier one; replaying
+// every schedule from the start (NoResume), Replayed alone is. Mutations
+// tried: counting the steps up to the prefix's first fault, or through the
+// fault step itself, each fails it.
 func TestReplayedCountsTheRepeatedPrefixes(t *testing.T) {
 	for _, c := range []struct {
 		name   string
@@ -23,26 +25,28 @@ func TestReplayedCountsTheRepeatedPrefixes(t *testing.T) {
 		{"casskop/fixed", model.FaultBudget{Crashes: 2}},
 		{"zookeeper/buggy", model.FaultBudget{Crashes: 1, Stale: 1}},
 	} {
-		var earlier [][]model.Choice
-		shared := 0
-		rep := Explore(lookup(t, c.name), Options{Faults: &c.faults, Workers: 1, Visit: func(_ int, _ uint64, res *simulator.Result) {
-			most := 0
-			for _, e := range earlier {
-				n := 0
-				for n < len(e) && n < len(res.Choices) && e[n] == res.Choices[n] {
-					n++
+		for _, noResume := range []bool{true, false} {
+			var earlier [][]model.Choice
+			shared := 0
+			rep := Explore(lookup(t, c.name), Options{Faults: &c.faults, Workers: 1, NoResume: noResume, Visit: func(_ int, _ uint64, res *simulator.Result) {
+				most := 0
+				for _, e := range earlier {
+					n := 0
+					for n < len(e) && n < len(res.Choices) && e[n] == res.Choices[n] {
+						n++
+					}
+					most = max(most, n)
 				}
-				most = max(most, n)
+				shared += most
+				earlier = append(earlier, res.Choices)
+			}})
+			if rep.Err != nil {
+				t.Fatal(rep.Err)
 			}
-			shared += most
-			earlier = append(earlier, res.Choices)
-		}})
-		if rep.Err != nil {
-			t.Fatal(rep.Err)
+			if rep.Replayed+rep.Resumed != shared || shared == 0 || noResume != (rep.Resumed == 0) {
+				t.Errorf("%s with %s (no resume: %v): Replayed %d and Resumed %d, want the %d leading steps the schedules shared with earlier ones between them", c.name, &c.faults, noResume, rep.Replayed, rep.Resumed, shared)
+			}
+			t.Logf("%s with %s (no resume: %v): %d schedules, %d steps, %d replayed, %d resumed", c.name, &c.faults, noResume, rep.Schedules, rep.Steps, rep.Replayed, rep.Resumed)
 		}
-		if rep.Replayed != shared || rep.Replayed == 0 {
-			t.Errorf("%s with %s: Replayed %d, want the %d leading steps the schedules shared with earlier ones (and some)", c.name, &c.faults, rep.Replayed, shared)
-		}
-		t.Logf("%s with %s: %d schedules, %d steps, %d replayed", c.name, &c.faults, rep.Schedules, rep.Steps, rep.Replayed)
 	}
 }

@@ -2,6 +2,7 @@ package explore
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -185,6 +186,20 @@ func TestUserModuleEndToEnd(t *testing.T) {
 	code, mout := sh(t, dir, env, "bin/mirrorcheck merge shard-0.json shard-1.json")
 	if code != 1 || !regexp.MustCompile(`mirror/buggy\s+violation\s+EventuallyConverges\(dst mirrors src\)\s+2/2`).MatchString(mout) || !regexp.MustCompile(`mirror/fixed\s+verified\s+-\s+2/2`).MatchString(mout) {
 		t.Fatalf("merge of the two shards: exit %d, want 1 with mirror/buggy violated and mirror/fixed verified:\n%s", code, mout)
+	}
+
+	// The exhaustive search resumes the user's schedules from checkpoints
+	// (the mirror's reconciler is built by New, and it has no external
+	// system): the same search as replaying each from the start.
+	var fixed [2]Result
+	for i, flag := range []string{"", " -no-resume"} {
+		code, o := sh(t, dir, env, "bin/mirrorcheck check -json -workers 1"+flag+" mirror/fixed")
+		if code != 0 || json.Unmarshal([]byte(strings.TrimSpace(o)), &fixed[i]) != nil {
+			t.Fatalf("mirrorcheck check -json%s mirror/fixed: exit %d, want 0 and one JSON line:\n%s", flag, code, o)
+		}
+	}
+	if r, p := fixed[0], fixed[1]; r.Verdict != VerdictVerified || r.Schedules != p.Schedules || r.States != p.States || r.Steps != p.Steps || r.Resumed == 0 || p.Resumed != 0 || r.Replayed+r.Resumed != p.Replayed {
+		t.Fatalf("mirror/fixed resumed from checkpoints: %+v; replayed from the start: %+v", r, p)
 	}
 
 	// explore.CheckWorkloads closes the same loop for a generated
