@@ -185,12 +185,7 @@ func (w *World) Checkpoint() (*Checkpoint, bool) {
 	for _, p := range w.faults.paused {
 		cp.paused = append(cp.paused, pausedState{server: p.server.ID, kind: p.cache.kind, seen: p.seen})
 	}
-	d := &w.workload
-	cp.workload = workloadDriver{
-		next: d.next, waiting: d.waiting, attempting: d.attempting, faulted: d.faulted,
-		waitFrom: d.waitFrom, waitStart: d.waitStart, waitDeadline: d.waitDeadline,
-		retryDeadline: d.retryDeadline, retryAt: d.retryAt, stuck: d.stuck,
-	}
+	cp.workload = w.workload.position()
 	return cp, true
 }
 
@@ -263,12 +258,8 @@ func (cp *Checkpoint) load(w *World) error {
 	s := &w.sched
 	s.steps, s.lastRev, s.quietFrom, s.decided = cp.steps, cp.lastRev, cp.quietFrom, cp.decided
 	s.resumed = true
-	d := &w.workload
-	c := &cp.workload
-	d.next, d.waiting, d.attempting, d.faulted = c.next, c.waiting, c.attempting, c.faulted
-	d.waitFrom, d.waitStart, d.waitDeadline, d.retryDeadline, d.retryAt, d.stuck = c.waitFrom, c.waitStart, c.waitDeadline, c.retryDeadline, c.retryAt, c.stuck
-	d.untilFailed.forget()
-	d.until.reset(w)
+	w.workload = cp.workload
+	w.workload.until.reset(w)
 	w.faults.budget, w.faults.caughtUp = cp.budget, cp.caughtUp
 	w.faults.paused = nil
 	for _, p := range cp.paused {
@@ -286,6 +277,14 @@ func (cp *Checkpoint) load(w *World) error {
 		}
 	}
 	return nil
+}
+
+// position is a copy of the driver without its memos and its step's
+// closure, which a world rebuilds for itself.
+func (d *workloadDriver) position() workloadDriver {
+	p := *d
+	p.untilFailed, p.until, p.runStep = revisionMemo[struct{}]{}, untilMemo{}, nil
+	return p
 }
 
 // clone copies a work queue.
