@@ -71,6 +71,14 @@ func Check(t testing.TB, sc *simulator.Scenario, opts ...Option) Report {
 			"shrink: " + testVerb(rebuild, "shrink", path),
 			"(run them anywhere in the module; go test runs the test in its package directory " + packageDir() + ", and the trace path is relative to it)",
 		}))
+	case VerdictInconclusive:
+		// Not a failure (a budget is the user's choice), but never silent:
+		// the test passes with less than a verdict.
+		if c := rep.Coverage(); c != "" {
+			t.Logf("explore %s: inconclusive: %s; to go on, raise the budget (WithSchedules, WithTime)", sc.Name, c)
+		} else {
+			t.Logf("explore %s: inconclusive: %d %s schedules broke no property", sc.Name, rep.Schedules, rep.Strategy)
+		}
 	}
 	return rep
 }
@@ -120,7 +128,7 @@ var matched sync.Map // testing.TB -> *atomic.Bool
 // -opcheck.shrink: the CLI verb on the trace, over the one scenario sc.
 func checkTrace(t testing.TB, sc *simulator.Scenario, verb, path, workload string) Report {
 	t.Helper()
-	rep := Report{Scenario: sc.Name, Verdict: VerdictInconclusive, Trace: path}
+	rep := Report{Scenario: sc.Name, Verdict: VerdictInconclusive, Trace: path, FaultsExplored: -1}
 	tr, err := traces.ReadFile(path)
 	if err != nil {
 		harnessExit(t, fmt.Sprintf("-opcheck.%s: %v (fix the file, or write a fresh trace by running the test without -opcheck.%s)", verb, err, verb))
@@ -430,7 +438,7 @@ func Fuzz(f *testing.F, sc *simulator.Scenario) {
 			v := res.Violations[0]
 			var hdr [FuzzHeader]byte
 			copy(hdr[:], data)
-			rep := Report{Scenario: sc.Name, Strategy: StrategyFuzz, Verdict: VerdictViolation, Violation: &v, Choices: res.Choices, History: res.History, Faults: sc.Faults, Shards: 1, Schedules: 1, Violating: 1, Steps: res.Steps}
+			rep := Report{Scenario: sc.Name, Strategy: StrategyFuzz, Verdict: VerdictViolation, Violation: &v, Choices: res.Choices, History: res.History, Faults: sc.Faults, Shards: 1, Schedules: 1, Violating: 1, Steps: res.Steps, FaultsExplored: -1}
 			input := fmt.Sprintf("fuzz input: coin rate 1/%d, stream seed %d, %d steering bytes; explore.FuzzSchedule(sc, input, nil) reruns it, and `go test -run=%s/<file>` the input go test saved under testdata/fuzz/%s", int(1/faultRates[int(hdr[0])%len(faultRates)]), binary.LittleEndian.Uint64(hdr[1:]), max(0, len(data)-FuzzHeader), fuzzName(t.Name()), fuzzName(t.Name()))
 			rebuild := testRebuild(fuzzName(t.Name()))
 			path, err := writeTrace(CheckOutDir(), rep, rebuild)

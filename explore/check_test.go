@@ -10,11 +10,16 @@ import (
 	"github.com/opcheck/opcheck/model"
 )
 
-// fakeTB records a Fatalf instead of ending the test.
+// fakeTB records a Fatalf instead of ending the test, and what it logs.
 type fakeTB struct {
 	testing.TB
 	failed bool
 	msg    string
+	logs   []string
+}
+
+func (f *fakeTB) Logf(format string, args ...any) {
+	f.logs = append(f.logs, fmt.Sprintf(format, args...))
 }
 
 func (f *fakeTB) Helper() {}

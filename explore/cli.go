@@ -338,6 +338,8 @@ func (c *cli) check(args []string, stdout, stderr io.Writer) int {
 		switch {
 		case rep.Err != nil:
 			fmt.Fprintf(stderr, "\n%s: error: %v\n", rep.Scenario, rep.Err)
+		case rep.Verdict == VerdictInconclusive && rep.Coverage() != "":
+			fmt.Fprintf(recipes, "\n%s: inconclusive: %s\n  to go on: raise -schedules or -time, or split the search into shards (-shard I/N, then explore merge)\n", rep.Scenario, rep.Coverage())
 		case rep.Violation != nil:
 			v := rep.Violation
 			fmt.Fprintf(recipes, "\n%s: %s violated at step %d\n", rep.Scenario, v.Property, v.Step)

@@ -22,6 +22,11 @@ type merged struct {
 
 	verdicts []string
 	seen     map[int]string // shard -> where it was read (file:line)
+	// explored is the fewest faults_explored of the lines; unexplored: a
+	// line had none (a sampling strategy, or a result written before the
+	// field existed).
+	explored   int
+	unexplored bool
 }
 
 // result is the merged line as JSON.
@@ -109,6 +114,13 @@ func mergeCmd(args []string, stdout, stderr io.Writer) int {
 	for _, m := range rs {
 		if m.Error != "" {
 			fmt.Fprintf(stderr, "\n%s: error: %s\n", m.Scenario, m.Error)
+		}
+		if m.Verdict == VerdictInconclusive && m.FaultsExplored != nil {
+			if n := *m.FaultsExplored; n >= 0 {
+				fmt.Fprintf(stdout, "\n%s: inconclusive: every schedule with at most %d faults was explored, in every shard, and none broke a property\n", m.Scenario, n)
+			} else {
+				fmt.Fprintf(stdout, "\n%s: inconclusive: not even the schedules without faults were explored in every shard\n", m.Scenario)
+			}
 		}
 	}
 	return status
@@ -223,9 +235,27 @@ func mergeFiles(files []string, n int) ([]*merged, error) {
 		if l.r.Error != "" && m.Error == "" {
 			m.Error = l.r.Error
 		}
+		if l.r.Cut != "" && m.Cut == "" {
+			m.Cut = l.r.Cut
+		}
+		switch f := l.r.FaultsExplored; {
+		case f == nil:
+			m.unexplored = true
+		case m.ShardsSeen == 1 || *f < m.explored:
+			m.explored = *f
+		}
 	}
 	for _, m := range order {
 		m.Verdict = mergeVerdicts(m.verdicts, m.ShardsSeen == m.Shards)
+		if !m.unexplored {
+			// Every shard explored its share up to its own count; a
+			// shard missing explored nothing anyone can vouch for.
+			n := m.explored
+			if m.ShardsSeen < m.Shards {
+				n = -1
+			}
+			m.FaultsExplored = &n
+		}
 	}
 	return order, nil
 }

@@ -170,6 +170,40 @@ func exhaustSearch(sc *simulator.Scenario, opts Options, maxFaults, budgetTotal 
 	if s.drained() && (s.best == nil || opts.keepGoing) {
 		res.Complete = true
 	}
+	res.FaultsExplored, res.Cut = s.explored(), s.cut
+}
+
+// explored is the most faults n such that the search ran every schedule
+// with at most n faults (or pruned it at a state a smaller path explored
+// with as many faults) and none broke a property; -1 when it cannot say
+// that even of the schedule without faults. Items run fewest faults first
+// (lessItem), so when a budget ends the search, every item with fewer
+// faults than the fewest of those left in the queue has run, its children
+// recorded. A violation takes its own number of faults out: the smallest
+// violating schedule has the fewest faults of any (the items dropped after
+// it have as many or more). A merge the step bound
+// may have undone (boundsHeld) leaves nothing certain, as it makes a
+// drained search explore again.
+func (s *treeSearch) explored() int {
+	if s.res.Err != nil {
+		return -1
+	}
+	n := s.maxFaults
+	if !s.drained() {
+		if !s.faultsFirst {
+			n-- // per level (tests): the levels below ran to their end
+		}
+		if s.queue.Len() > 0 && s.faultsFirst {
+			n = min(n, s.queue.items[0].faultsIn()-1)
+		}
+		if !s.opts.NoPrune && !s.opts.trustDepth && !s.exact && !boundsHeld(s.runs, settleBound(s.sc), stepBound(s.sc)) {
+			return -1
+		}
+	}
+	if s.best != nil {
+		n = min(n, s.best.key.faultsIn()-1)
+	}
+	return max(n, -1)
 }
 
 // search runs one search to its end on opts.Workers goroutines; exact
@@ -179,7 +213,7 @@ func search(sc *simulator.Scenario, opts Options, maxFaults, budgetTotal int, fa
 	if faultsFirst {
 		less = lessItem
 	}
-	s := &treeSearch{sc: sc, opts: opts, maxFaults: maxFaults, budgetTotal: budgetTotal, faultsFirst: faultsFirst, less: less, start: start, res: res,
+	s := &treeSearch{sc: sc, opts: opts, maxFaults: maxFaults, budgetTotal: budgetTotal, faultsFirst: faultsFirst, less: less, start: start, res: res, exact: exact,
 		visited: &visitedTable{m: map[uint64]*visit{}, exact: exact, less: less}, queue: itemQueue{items: []item{{}}, less: less}}
 	s.cond = sync.NewCond(&s.mu)
 	var wg sync.WaitGroup
@@ -232,8 +266,13 @@ type treeSearch struct {
 	// checkpoints counts the checkpoints items in the queue resume from
 	// (resumePoint.refs): past maxCheckpoints, schedules take no more.
 	checkpoints atomic.Int64
-	best        *found
-	runs        []*runRecord // every schedule run that ran in this shard
+	// cut names the budget that stopped the search (CutSchedules or
+	// CutTime), if one did; exact: the search merges only states reached
+	// at the same depth.
+	cut   string
+	exact bool
+	best  *found
+	runs  []*runRecord // every schedule run that ran in this shard
 }
 
 // found is a violating schedule with its key.
@@ -257,6 +296,9 @@ func (s *treeSearch) work() {
 			return
 		}
 		if s.res.Schedules >= s.opts.Schedules || (s.opts.Time > 0 && time.Since(s.start) > s.opts.Time) {
+			if s.cut = CutTime; s.res.Schedules >= s.opts.Schedules {
+				s.cut = CutSchedules
+			}
 			s.stop()
 			return
 		}

@@ -46,6 +46,12 @@ const (
 	VerdictError = "error"
 )
 
+// The budgets that can end an exhaustive search short (Report.Cut).
+const (
+	CutSchedules = "schedules"
+	CutTime      = "time"
+)
+
 // Options tune one exploration, whatever the strategy. The zero value is
 // the default exploration except for StopAtFirst (false: a sampling
 // strategy keeps going after a violation); DefaultOptions sets it.
@@ -229,6 +235,17 @@ type Report struct {
 	// Complete (exhaustive): every schedule within the bounds was
 	// explored or pruned as a state already explored.
 	Complete bool
+	// FaultsExplored (exhaustive): every schedule with at most this many
+	// faults ran (or was pruned at a state a smaller path explored) and
+	// broke no property; -1 when not even the schedule without faults is
+	// known to. Verified: the fault budget's total. A violation: one
+	// fewer than its faults (the search meets schedules fewest faults
+	// first). Inconclusive: what the search covered before its budget ran
+	// out, a guarantee short of the verdict (Coverage says it in words).
+	FaultsExplored int
+	// Cut (exhaustive) names the budget that ended an inconclusive
+	// search: CutSchedules (Options.Schedules) or CutTime (Options.Time).
+	Cut string
 	// Steps is the total number of steps over every schedule run.
 	Steps int
 	// Replayed (exhaustive) is the part of Steps the search spent
@@ -281,7 +298,7 @@ func Explore(sc *simulator.Scenario, opts Options) Report {
 	if opts.Workers <= 0 {
 		opts.Workers = runtime.GOMAXPROCS(0)
 	}
-	rep := Report{Scenario: sc.Name, Strategy: opts.Strategy, Verdict: VerdictInconclusive, Faults: sc.Faults, Shard: opts.Shard, Shards: opts.Shards}
+	rep := Report{Scenario: sc.Name, Strategy: opts.Strategy, Verdict: VerdictInconclusive, Faults: sc.Faults, Shard: opts.Shard, Shards: opts.Shards, FaultsExplored: -1}
 	if opts.Faults != nil {
 		rep.Faults = *opts.Faults
 	}

@@ -1,5 +1,7 @@
 package explore
 
+import "fmt"
+
 // Result is the JSON form of a Report: one line of `explore check -json`
 // per scenario and shard, and, merged over the shards, one line of
 // `explore merge -json`. The same type serves both, so a tool reads both
@@ -25,8 +27,15 @@ type Result struct {
 	Resumed int `json:"resumed,omitempty"`
 	// Reexplored (exhaustive) is 1 when the search ran again with exact
 	// merging (Report.Reexplored; merge sums it over shards).
-	Reexplored int   `json:"reexplored,omitempty"`
-	ElapsedMS  int64 `json:"elapsed_ms"`
+	Reexplored int `json:"reexplored,omitempty"`
+	// FaultsExplored (exhaustive) is Report.FaultsExplored: every
+	// schedule with at most this many faults ran and broke no property
+	// (-1: not even the one without faults). merge keeps the smallest of
+	// the shards', and -1 unless every shard is there. Cut names the
+	// budget that ended an inconclusive search ("schedules" or "time").
+	FaultsExplored *int   `json:"faults_explored,omitempty"`
+	Cut            string `json:"cut,omitempty"`
+	ElapsedMS      int64  `json:"elapsed_ms"`
 	// Trace is the trace file of the violation, Replay the command that
 	// replays it.
 	Trace  string `json:"trace,omitempty"`
@@ -44,6 +53,10 @@ type Result struct {
 func (r Report) Result() Result {
 	shard, shards := r.Shard, max(r.Shards, 1)
 	res := Result{Scenario: r.Scenario, Strategy: r.Strategy, Verdict: r.Verdict, Schedules: r.Schedules, States: r.States, Pruned: r.Pruned, Steps: r.Steps, Replayed: r.Replayed, Resumed: r.Resumed, Reexplored: r.Reexplored, ElapsedMS: r.Elapsed.Milliseconds(), Trace: r.Trace, Replay: r.Replay, Shard: &shard, Shards: &shards}
+	if r.Strategy == StrategyExhaustive {
+		n := r.FaultsExplored
+		res.FaultsExplored, res.Cut = &n, r.Cut
+	}
 	if r.Violation != nil {
 		res.Property = r.Violation.Property
 	}
@@ -51,4 +64,45 @@ func (r Report) Result() Result {
 		res.Error = r.Err.Error()
 	}
 	return res
+}
+
+// Coverage says in words what an exhaustive search covered, in faults
+// (Report.FaultsExplored), and for an inconclusive one which budget ended
+// it; "" for the sampling strategies and for errors.
+func (r Report) Coverage() string {
+	if r.Strategy != StrategyExhaustive || r.Verdict == VerdictError {
+		return ""
+	}
+	total := r.Faults.Total()
+	var covered string
+	switch n := r.FaultsExplored; {
+	case n < 0:
+		covered = "not even the schedule without faults was explored to its end"
+	case n == 0:
+		covered = "only the schedules without faults were explored"
+	default:
+		covered = fmt.Sprintf("every schedule with at most %s (of %d: %s) was explored", faults(n), total, r.Faults)
+	}
+	switch r.Verdict {
+	case VerdictVerified:
+		return fmt.Sprintf("every schedule with at most %s (%s) was explored", faults(total), r.Faults)
+	case VerdictViolation:
+		return fmt.Sprintf("no schedule with fewer faults breaks a property: %s", covered)
+	}
+	budget := "a budget"
+	switch r.Cut {
+	case CutSchedules:
+		budget = fmt.Sprintf("the schedule budget (%d) ran out", r.Schedules)
+	case CutTime:
+		budget = fmt.Sprintf("the time budget ran out after %d schedules", r.Schedules)
+	}
+	return fmt.Sprintf("%s, none broke a property; %s among the schedules with %s", covered, budget, faults(r.FaultsExplored+1))
+}
+
+// faults is "1 fault" or "n faults".
+func faults(n int) string {
+	if n == 1 {
+		return "1 fault"
+	}
+	return fmt.Sprintf("%d faults", n)
 }
