@@ -202,6 +202,16 @@ func TestUserModuleEndToEnd(t *testing.T) {
 		t.Fatalf("mirror/fixed resumed from checkpoints: %+v; replayed from the start: %+v", r, p)
 	}
 
+	// A verified search explored its whole fault budget; one a budget cuts
+	// says what it explored, and how to go on.
+	if r := fixed[0]; r.FaultsExplored == nil || *r.FaultsExplored < 1 || r.Cut != "" {
+		t.Fatalf("mirror/fixed verified with faults_explored %v, cut %q: want the fault budget's total, no cut", r.FaultsExplored, r.Cut)
+	}
+	code, o := sh(t, dir, env, "bin/mirrorcheck check -workers 1 -schedules 2 mirror/fixed")
+	if code != 0 || !strings.Contains(o, "mirror/fixed: inconclusive: ") || !strings.Contains(o, "the schedule budget (2) ran out among the schedules with") || !strings.Contains(o, "to go on: raise -schedules or -time") {
+		t.Fatalf("mirrorcheck check -schedules 2 mirror/fixed: exit %d, want 0 and what the search explored:\n%s", code, o)
+	}
+
 	// explore.CheckWorkloads closes the same loop for a generated
 	// workload: its trace records the minimal workload, the printed go
 	// test commands rebuild it from the test's actions and replay, view
