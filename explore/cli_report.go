@@ -14,6 +14,7 @@ type reportRow struct {
 	Scenario, Verdict, Property string
 	Shards                      string
 	Schedules, States           int
+	FaultsExplored              string // "-" for a sampling strategy, "none" for -1
 	Time                        string
 	Trace                       string // as the result names it
 	TraceHref                   string // relative to the report's directory; "" when none
@@ -72,9 +73,9 @@ td.n{text-align:right}
 <p id="totals">{{.Total}} scenarios:{{range .Counts}} {{.N}} {{.Verdict}};{{end}} {{.Schedules}} schedules, {{.States}} states.</p>
 <p>Generated {{.Generated}} by <code>explore merge</code> from{{range .Inputs}} <code>{{.}}</code>{{end}}.</p>
 <table id="verdicts">
-<thead><tr><th>scenario</th><th>verdict</th><th>property</th><th>shards</th><th>schedules</th><th>states</th><th>time</th><th>trace</th></tr></thead>
+<thead><tr><th>scenario</th><th>verdict</th><th>property</th><th>shards</th><th>schedules</th><th>states</th><th title="every schedule with at most this many faults ran clean (exhaustive)">faults explored</th><th>time</th><th>trace</th></tr></thead>
 <tbody>
-{{range .Rows}}<tr class="{{.Verdict}}"><td>{{.Scenario}}</td><td>{{.Verdict}}</td><td>{{if .Property}}{{.Property}}{{else}}-{{end}}{{if .Error}}<br>error: {{.Error}}{{end}}</td><td>{{.Shards}}</td><td class="n">{{.Schedules}}</td><td class="n">{{.States}}</td><td class="n">{{.Time}}</td><td>{{if .TraceHref}}<a href="{{.TraceHref}}">{{.Trace}}</a>{{else if .Trace}}{{.Trace}}{{else}}-{{end}}</td></tr>
+{{range .Rows}}<tr class="{{.Verdict}}"><td>{{.Scenario}}</td><td>{{.Verdict}}</td><td>{{if .Property}}{{.Property}}{{else}}-{{end}}{{if .Error}}<br>error: {{.Error}}{{end}}</td><td>{{.Shards}}</td><td class="n">{{.Schedules}}</td><td class="n">{{.States}}</td><td class="n">{{.FaultsExplored}}</td><td class="n">{{.Time}}</td><td>{{if .TraceHref}}<a href="{{.TraceHref}}">{{.Trace}}</a>{{else if .Trace}}{{.Trace}}{{else}}-{{end}}</td></tr>
 {{end}}</tbody>
 </table>
 </body>
@@ -99,6 +100,17 @@ func traceHref(dir, trace string) string {
 	return filepath.ToSlash(rel)
 }
 
+// faultsCell is a merged faults_explored as the report shows it.
+func faultsCell(n *int) string {
+	switch {
+	case n == nil:
+		return "-"
+	case *n < 0:
+		return "none"
+	}
+	return fmt.Sprint(*n)
+}
+
 // renderReport renders the HTML report of rs for a file in dir.
 func renderReport(dir string, inputs []string, rs []*merged, status int, now time.Time) ([]byte, error) {
 	d := reportData{Generated: now.UTC().Format(time.RFC3339), Inputs: inputs, Total: len(rs), Status: status, StatusMsg: statusMeaning(status)}
@@ -110,7 +122,7 @@ func renderReport(dir string, inputs []string, rs []*merged, status int, now tim
 		d.Rows = append(d.Rows, reportRow{
 			Scenario: m.Scenario, Verdict: m.Verdict, Property: m.Property,
 			Shards:    fmt.Sprintf("%d/%d", m.ShardsSeen, m.Shards),
-			Schedules: m.Schedules, States: m.States,
+			Schedules: m.Schedules, States: m.States, FaultsExplored: faultsCell(m.FaultsExplored),
 			Time:  (time.Duration(m.ElapsedMS) * time.Millisecond).String(),
 			Trace: m.Trace, TraceHref: traceHref(dir, m.Trace), Error: m.Error,
 		})

@@ -1,6 +1,8 @@
 package explore
 
 import (
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -134,7 +136,7 @@ func TestExploredFaultsOfOtherEnds(t *testing.T) {
 func TestMergeKeepsTheFewestFaultsExplored(t *testing.T) {
 	dir := t.TempDir()
 	line := func(shard, explored int) string {
-		return `{"scenario":"s","strategy":"exhaustive","verdict":"inconclusive","schedules":5,"states":1,"elapsed_ms":1,"cut":"schedules","shard":` + strconv.Itoa(shard) + `,"shards":2,"faults_explored":` + strconv.Itoa(explored) + `}`
+		return `{"scenario":"s","strategy":"exhaustive","verdict":"inconclusive","schedules":5,"states":3,"elapsed_ms":1,"cut":"schedules","shard":` + strconv.Itoa(shard) + `,"shards":2,"faults_explored":` + strconv.Itoa(explored) + `}`
 	}
 	a := writeLines(t, dir, "a.json", line(0, 2))
 	b := writeLines(t, dir, "b.json", line(1, 1))
@@ -144,6 +146,13 @@ func TestMergeKeepsTheFewestFaultsExplored(t *testing.T) {
 	}
 	if _, out, _ := runCLI(t, "merge", a, b); !strings.Contains(out, "every schedule with at most 1 faults was explored, in every shard") {
 		t.Errorf("table: %s", out)
+	}
+	page := filepath.Join(dir, "report.html")
+	if code, _, errs := runCLI(t, "merge", "-html", page, a, b); code != exitOK {
+		t.Fatalf("merge -html: exit %d: %s", code, errs)
+	}
+	if html, err := os.ReadFile(page); err != nil || !strings.Contains(string(html), `<td class="n">1</td>`) || !strings.Contains(string(html), "faults explored") {
+		t.Errorf("the HTML report lacks the faults explored (%v):\n%s", err, html)
 	}
 	if _, out, _ := runCLI(t, "merge", "-json", "-shards", "2", a); !strings.Contains(out, `"faults_explored":-1`) {
 		t.Errorf("one shard of two: %s", out)
