@@ -344,6 +344,9 @@ func (c *cli) check(args []string, stdout, stderr io.Writer) int {
 			v := rep.Violation
 			fmt.Fprintf(recipes, "\n%s: %s violated at step %d\n", rep.Scenario, v.Property, v.Step)
 			fmt.Fprintf(recipes, "  %s\n", strings.ReplaceAll(v.String(), "\n", "\n  "))
+			if rep.Strategy == StrategyExhaustive && rep.FaultsExplored >= 0 {
+				fmt.Fprintf(recipes, "  %s\n", rep.Coverage())
+			}
 			if rep.Trace != "" {
 				fmt.Fprintf(recipes, "  trace: %s\n", rep.Trace)
 			}

@@ -64,6 +64,10 @@ func TestCheckDefaultFindsSeedBugsAndVerifiesFix(t *testing.T) {
 			t.Errorf("no table row %v:\n%s", want, out)
 		}
 	}
+	// The search met every schedule without faults first.
+	if !strings.Contains(out, "  it takes 1 fault (of 3: crashes=1 stale=1 drops=0 evictions=1), the fewest of any violating schedule: every schedule with fewer ran and broke no property") {
+		t.Errorf("the zookeeper/buggy violation does not say it has the fewest faults:\n%s", out)
+	}
 	code, out, errs = runCLI(t, "check", "-out", t.TempDir(), "casskop/fixed")
 	if code != 0 || !strings.Contains(out, "verified") {
 		t.Fatalf("casskop/fixed: exit %d, want 0 and verified\n%s%s", code, out, errs)

@@ -87,7 +87,7 @@ func (r Report) Coverage() string {
 	case VerdictVerified:
 		return fmt.Sprintf("every schedule with at most %s (%s) was explored", faults(total), r.Faults)
 	case VerdictViolation:
-		return fmt.Sprintf("no schedule with fewer faults breaks a property: %s", covered)
+		return fmt.Sprintf("it takes %s (of %d: %s), the fewest of any violating schedule: every schedule with fewer ran and broke no property", faults(r.FaultsExplored+1), total, r.Faults)
 	}
 	budget := "a budget"
 	switch r.Cut {
