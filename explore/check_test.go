@@ -61,6 +61,9 @@ func TestRecipeReplaysForEachStrategy(t *testing.T) {
 		t.Fatalf("default exploration of casskop/buggy: %s with %s, want a violation by the exhaustive search", ex.Verdict, ex.Strategy)
 	}
 	recipe := Recipe(ex)
+	if !strings.Contains(recipe, "the fewest of any violating schedule: every schedule with fewer ran and broke no property") {
+		t.Errorf("the exhaustive recipe does not say the violation has the fewest faults:\n%s", recipe)
+	}
 	if strings.Contains(recipe, "WithSeed") {
 		t.Errorf("the exhaustive search has no seed, but its recipe names one:\n%s", recipe)
 	}
