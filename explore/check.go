@@ -277,8 +277,8 @@ func recipe(rep Report, more []string) string {
 		fmt.Fprintf(&b, "%s: %s violated at step %d (schedule %d of strategy %s, seed %d)\n", rep.Scenario, rep.Violation.Property, rep.Violation.Step, rep.Index, rep.Strategy, rep.Seed)
 	}
 	fmt.Fprintf(&b, "%s\n", rep.Violation.String())
-	if rep.Strategy == StrategyExhaustive && rep.FaultsExplored >= 0 {
-		fmt.Fprintf(&b, "%s\n", rep.Coverage())
+	if c := rep.Coverage(); c != "" {
+		fmt.Fprintf(&b, "%s\n", c)
 	}
 	if rep.Trace != "" {
 		fmt.Fprintf(&b, "trace: %s\n", rep.Trace)

@@ -344,8 +344,8 @@ func (c *cli) check(args []string, stdout, stderr io.Writer) int {
 			v := rep.Violation
 			fmt.Fprintf(recipes, "\n%s: %s violated at step %d\n", rep.Scenario, v.Property, v.Step)
 			fmt.Fprintf(recipes, "  %s\n", strings.ReplaceAll(v.String(), "\n", "\n  "))
-			if rep.Strategy == StrategyExhaustive && rep.FaultsExplored >= 0 {
-				fmt.Fprintf(recipes, "  %s\n", rep.Coverage())
+			if c := rep.Coverage(); c != "" {
+				fmt.Fprintf(recipes, "  %s\n", c)
 			}
 			if rep.Trace != "" {
 				fmt.Fprintf(recipes, "  trace: %s\n", rep.Trace)

@@ -166,6 +166,7 @@ func exhaustSearch(sc *simulator.Scenario, opts Options, maxFaults, budgetTotal 
 	}
 	if s.best != nil && res.Violation == nil { // per level with keepGoing: the first level's stands
 		res.Violation, res.Index, res.Choices, res.History = s.best.violation, s.best.index, s.best.choices, s.best.history
+		res.violationFaults = s.best.key.faultsIn()
 	}
 	if s.drained() && (s.best == nil || opts.keepGoing) {
 		res.Complete = true

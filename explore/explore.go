@@ -246,6 +246,9 @@ type Report struct {
 	// Cut (exhaustive) names the budget that ended an inconclusive
 	// search: CutSchedules (Options.Schedules) or CutTime (Options.Time).
 	Cut string
+	// violationFaults is the number of faults the violation reported
+	// takes (exhaustive).
+	violationFaults int
 	// Steps is the total number of steps over every schedule run.
 	Steps int
 	// Replayed (exhaustive) is the part of Steps the search spent

@@ -101,7 +101,7 @@ func TestExploredFaultsStopBelowAViolation(t *testing.T) {
 		t.Fatalf("zookeeper/buggy: %s, want a violation", full.Verdict)
 	}
 	k := faultsTaken(full.History)
-	if k == 0 || full.FaultsExplored != k-1 {
+	if k == 0 || full.FaultsExplored != k-1 || full.violationFaults != k {
 		t.Fatalf("the violation took %d faults; faults_explored %d, want %d", k, full.FaultsExplored, k-1)
 	}
 	for _, budget := range []int{1, full.Index / 4, full.Index / 2, full.Index} {
@@ -144,7 +144,7 @@ func TestMergeKeepsTheFewestFaultsExplored(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, `"faults_explored":1`) || !strings.Contains(out, `"cut":"schedules"`) {
 		t.Errorf("two shards: exit %d\n%s%s", code, out, errs)
 	}
-	if _, out, _ := runCLI(t, "merge", a, b); !strings.Contains(out, "every schedule with at most 1 faults was explored, in every shard") {
+	if _, out, _ := runCLI(t, "merge", a, b); !strings.Contains(out, "every schedule with at most 1 fault was explored, in every shard") {
 		t.Errorf("table: %s", out)
 	}
 	page := filepath.Join(dir, "report.html")
@@ -174,5 +174,27 @@ func TestCheckLogsWhatAnInconclusiveSearchCovered(t *testing.T) {
 	want := "explore zookeeper/fixed: inconclusive: only the schedules without faults were explored, none broke a property; the schedule budget (3) ran out among the schedules with 1 fault; to go on, raise the budget (WithSchedules, WithTime)"
 	if len(ft.logs) != 1 || ft.logs[0] != want {
 		t.Errorf("logs %q, want %q", ft.logs, want)
+	}
+}
+
+// What a violation's report says of its faults: the fewest of any when
+// the search explored every schedule with fewer, and that one with fewer
+// may violate too when a budget ended the search first (with several
+// workers a larger schedule can violate before the smaller ones ran).
+func TestCoverageOfAViolation(t *testing.T) {
+	b := model.FaultBudget{Crashes: 1, Stale: 1}
+	for _, tc := range []struct {
+		explored, faults int
+		want             string
+	}{
+		{1, 2, "it takes 2 faults (of 2: crashes=1 stale=1 drops=0 evictions=0), the fewest of any violating schedule: every schedule with fewer ran and broke no property"},
+		{0, 1, "it takes 1 fault (of 2: crashes=1 stale=1 drops=0 evictions=0), the fewest of any violating schedule: every schedule with fewer ran and broke no property"},
+		{0, 2, "it takes 2 faults; a schedule with fewer may violate too: only the schedules without faults were explored"},
+		{-1, 0, "it takes no fault (of 2: crashes=1 stale=1 drops=0 evictions=0)"},
+	} {
+		rep := Report{Strategy: StrategyExhaustive, Verdict: VerdictViolation, Faults: b, FaultsExplored: tc.explored, violationFaults: tc.faults}
+		if got := rep.Coverage(); got != tc.want {
+			t.Errorf("explored %d, violation with %d faults:\n got %q\nwant %q", tc.explored, tc.faults, got, tc.want)
+		}
 	}
 }

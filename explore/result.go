@@ -87,7 +87,16 @@ func (r Report) Coverage() string {
 	case VerdictVerified:
 		return fmt.Sprintf("every schedule with at most %s (%s) was explored", faults(total), r.Faults)
 	case VerdictViolation:
-		return fmt.Sprintf("it takes %s (of %d: %s), the fewest of any violating schedule: every schedule with fewer ran and broke no property", faults(r.FaultsExplored+1), total, r.Faults)
+		switch k := r.violationFaults; {
+		case k == 0:
+			return fmt.Sprintf("it takes no fault (of %d: %s)", total, r.Faults)
+		case r.FaultsExplored == k-1:
+			return fmt.Sprintf("it takes %s (of %d: %s), the fewest of any violating schedule: every schedule with fewer ran and broke no property", faults(k), total, r.Faults)
+		default:
+			// A budget ended the search before the schedules with
+			// fewer faults were all explored.
+			return fmt.Sprintf("it takes %s; a schedule with fewer may violate too: %s", faults(k), covered)
+		}
 	}
 	budget := "a budget"
 	switch r.Cut {
