@@ -24,9 +24,6 @@ type Progress struct {
 	Covered float64
 }
 
-// SplitDepth is how many fault decisions name a subtree for sharding.
-const SplitDepth = 2
-
 // exhaustive is the strategy StrategyExhaustive: it explores every placement of the scenario's faults along the
 // default schedule, fewest faults first, then depth first. The bounds,
 // stated in docs/explore.md:
@@ -352,7 +349,7 @@ func (s *treeSearch) run(it item, index int) (*dfsChooser, *simulator.Result, bo
 	if opts.perturb != nil {
 		opts.perturb(prefix.dense())
 	}
-	c := &dfsChooser{prefix: prefix, visited: s.visited, dedup: !opts.NoPrune, full: opts.NoReduce, stranding: opts.offerStranding, shard: opts.Shard, shards: opts.Shards, maxFaults: s.maxFaults,
+	c := &dfsChooser{prefix: prefix, visited: s.visited, dedup: !opts.NoPrune, full: opts.NoReduce, stranding: opts.offerStranding, shards: opts.Shards, maxFaults: s.maxFaults,
 		marks: stepMarks{first: true, ignoreTicks: opts.ignoreTicks}, run: &runRecord{prefix: prefix}, checkpoints: !opts.NoResume, live: &s.checkpoints}
 	var w *simulator.World
 	var err error
@@ -380,10 +377,9 @@ func (s *treeSearch) run(it item, index int) (*dfsChooser, *simulator.Result, bo
 		}
 		again.Release()
 	}
-	if shards := opts.Shards; shards > 1 && !c.skipped && len(c.taken) < SplitDepth && owner(c.taken, c.widths)%shards != opts.Shard {
-		// A schedule that never reached the split point belongs to
-		// the shard its few decisions name; the others only ran it to
-		// learn the tree's shape.
+	if opts.Shards > 1 && opts.Shard != 0 && prefix.faultsIn() == 0 {
+		// The schedule without faults belongs to shard 0; the others
+		// ran it to learn the first faults they are dealt (record).
 		c.skipped = true
 	}
 	return c, r, w.Pruned(), nil
@@ -421,8 +417,20 @@ func (s *treeSearch) record(prefix path, index int, c *dfsChooser, r *simulator.
 			return // its subtree comes after it
 		}
 	}
+	// With shards, the items the schedule without faults opens (each a
+	// first fault, whose subtree holds every schedule that begins with
+	// it) are dealt to the shards in turn, in the order it opens them:
+	// every shard runs that schedule and opens the same items, so the
+	// shards' subtrees partition the tree. Dealing them in turn spreads
+	// the large subtrees of early first faults over every shard.
+	deal, dealt := opts.Shards > 1 && prefix.faultsIn() == 0, 0
 	for d := prefix.len(); d < len(c.taken); d++ {
 		for o := 1; o < c.widths[d]; o++ {
+			if deal {
+				if dealt++; (dealt-1)%opts.Shards != opts.Shard {
+					continue
+				}
+			}
 			from := c.resumeFrom(d)
 			if from != nil {
 				if from.refs == 0 {
@@ -680,7 +688,6 @@ type dfsChooser struct {
 	maxFaults int
 	visited   *visitedTable
 	dedup     bool
-	shard     int
 	shards    int
 	skipped   bool
 	run       *runRecord
@@ -804,9 +811,9 @@ func (c *dfsChooser) Choose(d model.Decision) int {
 	// depends on the search's own state: the faults left (so only paths
 	// with as many faults so far merge) and which faults are offered now
 	// (a state reached right after a write offers a crash; the same state
-	// reached otherwise may not). With shards, only states below the split
-	// point are merged: their whole future belongs to this shard, while a
-	// state above it has futures that other shards own.
+	// reached otherwise may not). With shards, only states after a first
+	// fault are merged: their whole future belongs to the shard dealt that
+	// first fault, while the schedule without faults opens every shard's.
 	if !c.goesOn(depth, d.Fingerprint, faults) {
 		return model.Prune
 	}
@@ -823,12 +830,6 @@ func (c *dfsChooser) Choose(d model.Decision) int {
 	}
 	c.taken = append(c.taken, opt)
 	c.widths = append(c.widths, 1+len(faults))
-	if c.shards > 1 && len(c.taken) == SplitDepth && at >= c.prefix.len()-1 {
-		if owner(c.taken, c.widths)%c.shards != c.shard {
-			c.skipped = true
-			return model.Prune
-		}
-	}
 	if opt == 0 {
 		return def
 	}
@@ -844,7 +845,7 @@ func (c *dfsChooser) Choose(d model.Decision) int {
 // the path may go on from it: false when a smaller path reached it first,
 // which then prunes this one.
 func (c *dfsChooser) goesOn(depth int, fingerprint func() (uint64, bool), faults []int) bool {
-	if len(c.taken) < c.prefix.len() || !c.dedup || (c.shards > 1 && len(c.taken) < SplitDepth) {
+	if len(c.taken) < c.prefix.len() || !c.dedup || (c.shards > 1 && len(c.faultsTaken) == 0) {
 		return true
 	}
 	h, ok := fingerprint()
@@ -902,15 +903,6 @@ func covered(level, levels int, taken, widths []int) float64 {
 		frac += float64(taken[i]) * scale
 	}
 	return (float64(level) + frac) / float64(levels+1)
-}
-
-// owner is the shard of a subtree named by its first decisions.
-func owner(taken, widths []int) int {
-	n := 0
-	for i := range taken {
-		n = n*widths[i] + taken[i]
-	}
-	return n
 }
 
 // defaultStep is the default schedule's choice: the environment first

@@ -68,6 +68,24 @@ func TestExhaustiveVerifiesZookeeperFixed(t *testing.T) {
 	t.Logf("zookeeper/fixed verified: %d schedules, %d states, %s", rep.Schedules, rep.States, rep.Elapsed)
 }
 
+// The shards of an exhaustive search share its work: each gets a fair
+// part of zookeeper/fixed's schedules. (Split by the options of the first
+// two fault decisions, as they once were, nearly every schedule fell to
+// shard 0: 801 and 54 of them.)
+func TestExhaustiveShardsShareTheWork(t *testing.T) {
+	sc := lookup(t, "zookeeper/fixed")
+	b := model.FaultBudget{Crashes: 1, Stale: 1}
+	whole := Explore(sc, Options{Faults: &b, Workers: 1})
+	for shards := 2; shards <= 3; shards++ {
+		for shard := 0; shard < shards; shard++ {
+			rep := Explore(sc, Options{Faults: &b, Workers: 1, Shard: shard, Shards: shards})
+			if own := rep.Schedules - rep.Skipped; rep.Verdict != VerdictVerified || own < whole.Schedules/(2*shards) {
+				t.Errorf("shard %d/%d: %s, %d schedules of its own; the unsharded search ran %d", shard, shards, rep.Verdict, own, whole.Schedules)
+			}
+		}
+	}
+}
+
 // Shards of the exhaustive tree are disjoint and together explore exactly
 // the schedules of one unsharded search (without pruning, whose visited
 // set is per process).

@@ -76,8 +76,8 @@ type Options struct {
 	Faults *model.FaultBudget
 	// Shard, Shards split the exploration (Shards 0 means 1). Sampling
 	// strategies: schedule i belongs to shard i % Shards. Exhaustive: the
-	// subtree below the first SplitDepth fault decisions belongs to shard
-	// (their mixed-radix number) % Shards.
+	// schedule without faults opens one item per first fault, and the k-th
+	// (with its whole subtree) belongs to shard k % Shards.
 	Shard, Shards int
 	// Workers is the number of goroutines that run schedules (0 means
 	// runtime.GOMAXPROCS(0)). The sampling strategies hand out schedule
@@ -223,8 +223,9 @@ type Report struct {
 	Schedules int
 	Violating int
 	// Pruned (exhaustive) counts schedules cut short at a state already
-	// explored; Skipped those cut at the split point because another
-	// shard owns them. Both are included in Schedules.
+	// explored; Skipped the schedule without faults in every shard but
+	// shard 0, which runs it only to learn its first faults. Both are
+	// included in Schedules.
 	Pruned  int
 	Skipped int
 	// Reexplored (exhaustive) is 1 when the search ran a second time,
