@@ -194,7 +194,7 @@ func (s *treeSearch) explored() int {
 		if s.queue.Len() > 0 && s.faultsFirst {
 			n = min(n, s.queue.items[0].faultsIn()-1)
 		}
-		if !s.opts.NoPrune && !s.opts.trustDepth && !s.exact && !boundsHeld(s.runs, settleBound(s.sc), stepBound(s.sc)) {
+		if !s.opts.NoPrune && !s.opts.trustDepth && !s.visited.exact && !boundsHeld(s.runs, settleBound(s.sc), stepBound(s.sc)) {
 			return -1
 		}
 	}
@@ -211,7 +211,7 @@ func search(sc *simulator.Scenario, opts Options, maxFaults, budgetTotal int, fa
 	if faultsFirst {
 		less = lessItem
 	}
-	s := &treeSearch{sc: sc, opts: opts, maxFaults: maxFaults, budgetTotal: budgetTotal, faultsFirst: faultsFirst, less: less, start: start, res: res, exact: exact,
+	s := &treeSearch{sc: sc, opts: opts, maxFaults: maxFaults, budgetTotal: budgetTotal, faultsFirst: faultsFirst, less: less, start: start, res: res,
 		visited: &visitedTable{m: map[uint64]*visit{}, exact: exact, less: less}, queue: itemQueue{items: []item{{}}, less: less}}
 	s.cond = sync.NewCond(&s.mu)
 	var wg sync.WaitGroup
@@ -265,12 +265,10 @@ type treeSearch struct {
 	// (resumePoint.refs): past maxCheckpoints, schedules take no more.
 	checkpoints atomic.Int64
 	// cut names the budget that stopped the search (CutSchedules or
-	// CutTime), if one did; exact: the search merges only states reached
-	// at the same depth.
-	cut   string
-	exact bool
-	best  *found
-	runs  []*runRecord // every schedule run that ran in this shard
+	// CutTime), if one did.
+	cut  string
+	best *found
+	runs []*runRecord // every schedule run that ran in this shard
 }
 
 // found is a violating schedule with its key.
