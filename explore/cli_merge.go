@@ -119,7 +119,7 @@ func mergeCmd(args []string, stdout, stderr io.Writer) int {
 			if n := *m.FaultsExplored; n >= 0 {
 				fmt.Fprintf(stdout, "\n%s: inconclusive: every schedule with at most %s was explored, in every shard, and none broke a property\n", m.Scenario, faults(n))
 			} else {
-				fmt.Fprintf(stdout, "\n%s: inconclusive: not even the schedules without faults were explored in every shard\n", m.Scenario)
+				fmt.Fprintf(stdout, "\n%s: inconclusive: not even the schedule without faults was explored in every shard\n", m.Scenario)
 			}
 		}
 	}

@@ -179,9 +179,9 @@ func exhaustSearch(sc *simulator.Scenario, opts Options, maxFaults, budgetTotal 
 // faults than the fewest of those left in the queue has run, its children
 // recorded. A violation takes its own number of faults out: the smallest
 // violating schedule has the fewest faults of any (the items dropped after
-// it have as many or more). A merge the step bound
-// may have undone (boundsHeld) leaves nothing certain, as it makes a
-// drained search explore again.
+// it have as many or more). A merge the step bound may have undone
+// (boundsHeld) leaves nothing certain, as it makes a drained search
+// explore again.
 func (s *treeSearch) explored() int {
 	if s.res.Err != nil {
 		return -1

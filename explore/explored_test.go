@@ -171,7 +171,7 @@ func TestCheckLogsWhatAnInconclusiveSearchCovered(t *testing.T) {
 	if ft.failed || rep.Verdict != VerdictInconclusive {
 		t.Fatalf("Check with 3 schedules: %s (failed: %v %s)", rep.Verdict, ft.failed, ft.msg)
 	}
-	want := "explore zookeeper/fixed: inconclusive: only the schedules without faults were explored, none broke a property; the schedule budget (3) ran out among the schedules with 1 fault; to go on, raise the budget (WithSchedules, WithTime)"
+	want := "explore zookeeper/fixed: inconclusive: only the schedule without faults was explored, none broke a property; the schedule budget (3) ran out among the schedules with 1 fault; to go on, raise the budget (WithSchedules, WithTime)"
 	if len(ft.logs) != 1 || ft.logs[0] != want {
 		t.Errorf("logs %q, want %q", ft.logs, want)
 	}
@@ -189,7 +189,7 @@ func TestCoverageOfAViolation(t *testing.T) {
 	}{
 		{1, 2, "it takes 2 faults (of 2: crashes=1 stale=1 drops=0 evictions=0), the fewest of any violating schedule: every schedule with fewer ran and broke no property"},
 		{0, 1, "it takes 1 fault (of 2: crashes=1 stale=1 drops=0 evictions=0), the fewest of any violating schedule: every schedule with fewer ran and broke no property"},
-		{0, 2, "it takes 2 faults; a schedule with fewer may violate too: only the schedules without faults were explored"},
+		{0, 2, "it takes 2 faults; a schedule with fewer may violate too: only the schedule without faults was explored"},
 		{-1, 0, "it takes no fault (of 2: crashes=1 stale=1 drops=0 evictions=0)"},
 	} {
 		rep := Report{Strategy: StrategyExhaustive, Verdict: VerdictViolation, Faults: b, FaultsExplored: tc.explored, violationFaults: tc.faults}

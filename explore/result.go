@@ -79,7 +79,7 @@ func (r Report) Coverage() string {
 	case n < 0:
 		covered = "not even the schedule without faults was explored to its end"
 	case n == 0:
-		covered = "only the schedules without faults were explored"
+		covered = "only the schedule without faults was explored"
 	default:
 		covered = fmt.Sprintf("every schedule with at most %s (of %d: %s) was explored", faults(n), total, r.Faults)
 	}
