@@ -33,13 +33,17 @@ type Progress struct {
 //     then the controllers, then the clock; interleavings beyond that are
 //     what the random and PCT strategies sample;
 //   - a crash may strike at every decision that follows a write (or an
-//     external call) of a controller under test, or the end of a workload
-//     step: between two such points the controller only read, and a crash
-//     discards what it read. With no cache paused, every apiserver serves
-//     the head, so the restart is explored on apiserver-1 only;
-//   - an eviction may strike right after a controller under test wrote a
-//     pod or a PVC, or a workload step ended (a bound, not a proof:
-//     evictions elsewhere are left to the random and PCT strategies);
+//     external call) of a controller under test, the end of a workload
+//     step or a tick of the clock: between two such points the controller
+//     only read, and a crash discards what it read. With no cache paused,
+//     every apiserver serves the head, so the restart is explored on
+//     apiserver-1 only;
+//   - an eviction of pod P may strike at every decision that follows a
+//     step that read P (a Get of it, a List that returned it) or wrote it,
+//     a write by an actor whose reads the history does not record (the
+//     built-in StatefulSet controller, PVC protection), the end of a
+//     workload step or a tick of the clock: between two such points
+//     nothing looked at P;
 //   - a watch cache of a kind may be paused, and a watch event of a kind
 //     dropped, at every decision that follows a write of that kind: between
 //     two such writes the cache's content and the events are the same;

@@ -327,13 +327,12 @@ func Explore(sc *simulator.Scenario, opts Options) Report {
 	// Account for the schedules in index order, whichever worker ran
 	// them: the first violation is the lowest violating index, and
 	// nothing after it counts when StopAtFirst.
-	err := sample(sc, opts, start, func(i int, seed uint64, res *simulator.Result) bool {
+	err := sample(sc, opts, start, func(i int, seed uint64, s sampled) bool {
+		res := s.res
 		rep.Schedules++
 		rep.Steps += res.Steps
-		if res.World != nil {
-			if h, ok := res.World.EndStateHash(); ok {
-				states[h] = true
-			}
+		if s.endOK {
+			states[s.end] = true
 		}
 		if opts.Visit != nil {
 			opts.Visit(i, seed, res)
@@ -371,10 +370,10 @@ func Explore(sc *simulator.Scenario, opts Options) Report {
 // account returns false, the budget or the time is spent, or a schedule
 // fails (its error is returned). Workers run at most a few schedules
 // ahead of the one accounted next; what they ran past the end is dropped.
-func sample(sc *simulator.Scenario, opts Options, start time.Time, account func(i int, seed uint64, res *simulator.Result) bool) error {
+func sample(sc *simulator.Scenario, opts Options, start time.Time, account func(i int, seed uint64, s sampled) bool) error {
 	type outcome struct {
 		pos int
-		res *simulator.Result
+		res sampled
 		err error
 	}
 	total := 0
@@ -435,29 +434,43 @@ func sample(sc *simulator.Scenario, opts Options, start time.Time, account func(
 	return failed
 }
 
+// sampled is one schedule of a sampling strategy as its worker hands it
+// over: the run, and the fingerprint of the state it ended in (end, when
+// endOK), taken by the worker so that the goroutine that accounts for the
+// schedules in order, one after another, does not hash every world.
+type sampled struct {
+	res   *simulator.Result
+	end   uint64
+	endOK bool
+}
+
 // sampleOne runs schedule i of a sampling strategy (twice, and compares,
 // with CheckDeterminism).
-func sampleOne(sc *simulator.Scenario, opts Options, i int) (*simulator.Result, error) {
+func sampleOne(sc *simulator.Scenario, opts Options, i int) (sampled, error) {
 	seed := opts.Seed + uint64(i)
 	if opts.perturb != nil {
 		opts.perturb([]int{i})
 	}
 	res, err := runOne(sc, opts.Strategy, seed, opts.Faults)
 	if err != nil {
-		return res, fmt.Errorf("scenario %s, schedule %d (seed %d): %w", sc.Name, i, seed, err)
+		return sampled{res: res}, fmt.Errorf("scenario %s, schedule %d (seed %d): %w", sc.Name, i, seed, err)
 	}
 	if opts.CheckDeterminism {
 		again, err2 := runOne(sc, opts.Strategy, seed, opts.Faults)
 		switch {
 		case err2 != nil:
-			return res, fmt.Errorf("scenario %s, schedule %d (seed %d), second run: %w", sc.Name, i, seed, err2)
+			return sampled{res: res}, fmt.Errorf("scenario %s, schedule %d (seed %d), second run: %w", sc.Name, i, seed, err2)
 		case res.History.Lines() != again.History.Lines():
-			return res, notDeterministic(sc, fmt.Sprintf("schedule %d (seed %d)", i, seed), res.History.Lines(), again.History.Lines())
+			return sampled{res: res}, notDeterministic(sc, fmt.Sprintf("schedule %d (seed %d)", i, seed), res.History.Lines(), again.History.Lines())
 		default:
 			again.Release()
 		}
 	}
-	return res, nil
+	s := sampled{res: res}
+	if res.World != nil {
+		s.end, s.endOK = res.World.EndStateHash()
+	}
+	return s, nil
 }
 
 // sampleInline is sample with one worker, on the caller's goroutine: the
@@ -465,7 +478,7 @@ func sampleOne(sc *simulator.Scenario, opts Options, i int) (*simulator.Result, 
 // channel handoffs per schedule (each of which could wake an idle thread).
 // The concurrent path may run one schedule past a stop, which it drops;
 // this one stops at once.
-func sampleInline(sc *simulator.Scenario, opts Options, start time.Time, total int, index func(int) int, account func(i int, seed uint64, res *simulator.Result) bool) error {
+func sampleInline(sc *simulator.Scenario, opts Options, start time.Time, total int, index func(int) int, account func(i int, seed uint64, s sampled) bool) error {
 	for pos := 0; pos < total; pos++ {
 		if opts.Time > 0 && time.Since(start) > opts.Time {
 			return nil
