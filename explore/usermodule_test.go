@@ -202,6 +202,45 @@ func TestUserModuleEndToEnd(t *testing.T) {
 		t.Fatalf("mirror/fixed resumed from checkpoints: %+v; replayed from the start: %+v", r, p)
 	}
 
+	// The user's scenario explored on one worker and on four: the same
+	// verdict, the same first violation (the smallest violating schedule
+	// in the exploration order) and the same trace file, byte for byte,
+	// for the exhaustive search and for random sampling.
+	for _, strategy := range []string{"exhaustive", "random -schedules 300"} {
+		var reports [2]Result
+		var traceFiles [2][]byte
+		for i, workers := range []string{"1", "4"} {
+			outDir := "workers-" + workers + "-" + strings.Fields(strategy)[0]
+			code, o := sh(t, dir, env, "bin/mirrorcheck check -json -strategy "+strategy+" -workers "+workers+" -out "+outDir+" mirror/buggy > "+outDir+".json")
+			line, err := os.ReadFile(filepath.Join(dir, outDir+".json"))
+			if code != 1 || err != nil || json.Unmarshal(bytes.TrimSpace(line), &reports[i]) != nil || reports[i].Trace == "" {
+				t.Fatalf("mirrorcheck check -strategy %s -workers %s mirror/buggy: exit %d, want 1, one JSON line and a trace (%v):\n%s\n%s", strategy, workers, code, err, line, o)
+			}
+			p := reports[i].Trace
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(dir, p)
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			traceFiles[i] = b
+		}
+		one, four := reports[0], reports[1]
+		if one.Verdict != VerdictViolation || four.Verdict != one.Verdict || one.Property == "" || four.Property != one.Property {
+			t.Fatalf("-strategy %s: one worker found %+v, four %+v: want the same violation", strategy, one, four)
+		}
+		// Sampling stops at the first violating schedule in index order,
+		// so both ran the schedules before it and it: a trace alone does
+		// not say which schedule it came from.
+		if one.Strategy == StrategyRandom && four.Schedules != one.Schedules {
+			t.Fatalf("-strategy %s: one worker stopped after %d schedules, four after %d: want the same first violating schedule", strategy, one.Schedules, four.Schedules)
+		}
+		if !bytes.Equal(traceFiles[0], traceFiles[1]) {
+			t.Fatalf("-strategy %s: the traces written with one worker and with four differ:\n%s", strategy, firstDiffLine(string(traceFiles[0]), string(traceFiles[1])))
+		}
+	}
+
 	// A verified search explored its whole fault budget; one a budget cuts
 	// says what it explored, and how to go on.
 	if r := fixed[0]; r.FaultsExplored == nil || *r.FaultsExplored < 1 || r.Cut != "" {
