@@ -441,7 +441,7 @@ func Fuzz(f *testing.F, sc *simulator.Scenario) {
 			v := res.Violations[0]
 			var hdr [FuzzHeader]byte
 			copy(hdr[:], data)
-			rep := Report{Scenario: sc.Name, Strategy: StrategyFuzz, Verdict: VerdictViolation, Violation: &v, Choices: res.Choices, History: res.History, Faults: sc.Faults, Shards: 1, Schedules: 1, Violating: 1, Steps: res.Steps, FaultsExplored: -1}
+			rep := Report{Scenario: sc.Name, Strategy: StrategyFuzz, Verdict: VerdictViolation, Violation: &v, Choices: res.Choices, History: res.History, Faults: sc.Faults, Shards: 1, Schedules: 1, Violating: 1, Steps: res.Steps, Reconciles: res.Reconciles, FaultsExplored: -1}
 			input := fmt.Sprintf("fuzz input: coin rate 1/%d, stream seed %d, %d steering bytes; explore.FuzzSchedule(sc, input, nil) reruns it, and `go test -run=%s/<file>` the input go test saved under testdata/fuzz/%s", int(1/faultRates[int(hdr[0])%len(faultRates)]), binary.LittleEndian.Uint64(hdr[1:]), max(0, len(data)-FuzzHeader), fuzzName(t.Name()), fuzzName(t.Name()))
 			rebuild := testRebuild(fuzzName(t.Name()))
 			path, err := writeTrace(CheckOutDir(), rep, rebuild)

@@ -101,10 +101,15 @@ func TestMergeShardsMatchesUnsharded(t *testing.T) {
 	if len(want) != 1 || len(got) != 1 {
 		t.Fatalf("want one result each, got unsharded %v, merged %v", want, got)
 	}
-	for _, k := range []string{"scenario", "verdict", "schedules"} {
+	// The shards ran the unsharded run's schedules between them, so the
+	// sums of their steps and reconciles are its own.
+	for _, k := range []string{"scenario", "verdict", "schedules", "steps", "reconciles"} {
 		if fmt.Sprint(got[0][k]) != fmt.Sprint(want[0][k]) {
 			t.Errorf("%s: merged %v, unsharded %v", k, got[0][k], want[0][k])
 		}
+	}
+	if n, _ := want[0]["reconciles"].(float64); n < 60 {
+		t.Errorf("the unsharded run reports %v reconciles over 60 schedules", want[0]["reconciles"])
 	}
 	if got[0]["schedules"] != float64(60) || got[0]["shards_seen"] != float64(3) || got[0]["shards"] != float64(3) {
 		t.Errorf("merged %v: want 60 schedules from 3 of 3 shards", got[0])

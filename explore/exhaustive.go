@@ -322,6 +322,7 @@ func (s *treeSearch) work() {
 		s.cond.Broadcast()
 		if r != nil {
 			s.res.Steps += r.Steps
+			s.res.Reconciles += r.Reconciles
 			s.res.Replayed += c.replayed - c.resumed
 			s.res.Resumed += c.resumed
 		}

@@ -265,6 +265,13 @@ type Report struct {
 	// because a schedule resumed from a checkpoint: Steps - Replayed -
 	// Resumed steps were new.
 	Resumed int
+	// Reconciles counts the reconciles of the controllers under test the
+	// exploration ran (simulator.Result.Reconciles): every schedule's,
+	// crashed ones and those of replayed prefixes included, those a
+	// schedule resumed past left out. The reconciles are most of what a
+	// schedule costs (docs/benchmarks.md), so this is the work the
+	// exploration asked of the reconciler.
+	Reconciles int
 	// States counts distinct states: for the sampling strategies, final
 	// world states (simulator.World.EndStateHash; a coverage figure, not a
 	// dedup); for the exhaustive search, the states at fault decisions.
@@ -331,6 +338,7 @@ func Explore(sc *simulator.Scenario, opts Options) Report {
 		res := s.res
 		rep.Schedules++
 		rep.Steps += res.Steps
+		rep.Reconciles += res.Reconciles
 		if s.endOK {
 			states[s.end] = true
 		}

@@ -50,3 +50,40 @@ func TestReplayedCountsTheRepeatedPrefixes(t *testing.T) {
 		}
 	}
 }
+
+// TestReconcilesCountsWhatTheSchedulesRan: Report.Reconciles is the
+// reconciles the schedules started, as their histories show: every one
+// for the sampling strategies and for a search that replays each schedule
+// from the start; fewer for one that resumes schedules from checkpoints,
+// which does not run again what it resumes past.
+func TestReconcilesCountsWhatTheSchedulesRan(t *testing.T) {
+	inHistories := func(opts Options, sc string) (Report, int) {
+		n := 0
+		opts.Visit = func(_ int, _ uint64, res *simulator.Result) {
+			for _, e := range res.History.Events {
+				if e.Op == model.OpReconcile {
+					n++
+				}
+			}
+		}
+		rep := Explore(lookup(t, sc), opts)
+		if rep.Err != nil {
+			t.Fatal(rep.Err)
+		}
+		return rep, n
+	}
+	rep, n := inHistories(Options{Strategy: StrategyRandom, Schedules: 40, Workers: 2}, "zookeeper/fixed")
+	if rep.Reconciles != n || n < 40 || rep.Result().Reconciles != n {
+		t.Errorf("random: Reconciles %d (JSON %d), the 40 histories start %d", rep.Reconciles, rep.Result().Reconciles, n)
+	}
+	faults := model.FaultBudget{Crashes: 2}
+	replayed, n := inHistories(Options{Faults: &faults, Workers: 1, NoResume: true}, "casskop/fixed")
+	if replayed.Reconciles != n || n == 0 {
+		t.Errorf("exhaustive, every schedule from the start: Reconciles %d, the %d histories start %d", replayed.Reconciles, replayed.Schedules, n)
+	}
+	resumed, m := inHistories(Options{Faults: &faults, Workers: 1}, "casskop/fixed")
+	if m != n || resumed.Resumed == 0 || resumed.Reconciles <= 0 || resumed.Reconciles >= n {
+		t.Errorf("exhaustive, resuming from checkpoints (%d steps resumed): Reconciles %d, want fewer than the %d its histories start (%d replaying from the start)", resumed.Resumed, resumed.Reconciles, m, n)
+	}
+	t.Logf("casskop/fixed with %s: %d reconciles replaying from the start, %d resuming", &faults, replayed.Reconciles, resumed.Reconciles)
+}

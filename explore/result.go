@@ -25,6 +25,9 @@ type Result struct {
 	// Resumed (exhaustive) is the part of Steps that schedules did not
 	// run because they resumed from a checkpoint (Report.Resumed).
 	Resumed int `json:"resumed,omitempty"`
+	// Reconciles is the reconciles the schedules ran (Report.Reconciles;
+	// merge sums it over shards).
+	Reconciles int `json:"reconciles,omitempty"`
 	// Reexplored (exhaustive) is 1 when the search ran again with exact
 	// merging (Report.Reexplored; merge sums it over shards).
 	Reexplored int `json:"reexplored,omitempty"`
@@ -52,7 +55,7 @@ type Result struct {
 // Result is r as one JSON result line of its shard.
 func (r Report) Result() Result {
 	shard, shards := r.Shard, max(r.Shards, 1)
-	res := Result{Scenario: r.Scenario, Strategy: r.Strategy, Verdict: r.Verdict, Schedules: r.Schedules, States: r.States, Pruned: r.Pruned, Steps: r.Steps, Replayed: r.Replayed, Resumed: r.Resumed, Reexplored: r.Reexplored, ElapsedMS: r.Elapsed.Milliseconds(), Trace: r.Trace, Replay: r.Replay, Shard: &shard, Shards: &shards}
+	res := Result{Scenario: r.Scenario, Strategy: r.Strategy, Verdict: r.Verdict, Schedules: r.Schedules, States: r.States, Pruned: r.Pruned, Steps: r.Steps, Replayed: r.Replayed, Resumed: r.Resumed, Reconciles: r.Reconciles, Reexplored: r.Reexplored, ElapsedMS: r.Elapsed.Milliseconds(), Trace: r.Trace, Replay: r.Replay, Shard: &shard, Shards: &shards}
 	if r.Strategy == StrategyExhaustive {
 		n := r.FaultsExplored
 		res.FaultsExplored, res.Cut = &n, r.Cut

@@ -198,7 +198,7 @@ func TestUserModuleEndToEnd(t *testing.T) {
 			t.Fatalf("mirrorcheck check -json%s mirror/fixed: exit %d, want 0 and one JSON line:\n%s", flag, code, o)
 		}
 	}
-	if r, p := fixed[0], fixed[1]; r.Verdict != VerdictVerified || r.Schedules != p.Schedules || r.States != p.States || r.Steps != p.Steps || r.Resumed == 0 || p.Resumed != 0 || r.Replayed+r.Resumed != p.Replayed {
+	if r, p := fixed[0], fixed[1]; r.Verdict != VerdictVerified || r.Schedules != p.Schedules || r.States != p.States || r.Steps != p.Steps || r.Resumed == 0 || p.Resumed != 0 || r.Replayed+r.Resumed != p.Replayed || r.Reconciles == 0 || r.Reconciles > p.Reconciles {
 		t.Fatalf("mirror/fixed resumed from checkpoints: %+v; replayed from the start: %+v", r, p)
 	}
 

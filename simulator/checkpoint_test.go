@@ -157,6 +157,20 @@ func resumeAndCompare(t *testing.T, what string, p checkpointAt, seq *fingerprin
 	if again.Quiescent != res.Quiescent {
 		t.Fatalf("%s: quiescent %v, the original %v", what, again.Quiescent, res.Quiescent)
 	}
+	// The original counts every reconcile it started; the resumed world
+	// only those after the checkpoint.
+	all, before := 0, 0
+	for _, e := range res.History.Events {
+		if e.Op == model.OpReconcile {
+			all++
+			if e.Step <= p.cp.EventsAt() {
+				before++
+			}
+		}
+	}
+	if res.Reconciles != all || again.Reconciles != all-before {
+		t.Fatalf("%s: the original counts %d reconciles and the resumed world %d; its history starts %d, %d of them before the checkpoint", what, res.Reconciles, again.Reconciles, all, before)
+	}
 	// The first checkpoint is at the decision resumed at: it shows
 	// nothing new.
 	return c, len(c.points) > 1

@@ -21,6 +21,9 @@ type Cluster struct {
 	// OnEvent, when set, sees every event as it is recorded (the explorer
 	// checks properties online through it).
 	OnEvent func(e *model.Event)
+	// reconciles counts the reconciles the cluster's hosts started
+	// (Result.Reconciles).
+	reconciles int
 }
 
 // ClusterOptions configure a cluster.

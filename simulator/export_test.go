@@ -75,3 +75,7 @@ func (w *World) BuiltinStepsForTest() (actors []Actor, kept [][]Step) {
 	}
 	return actors, kept
 }
+
+// EventsAt is the number of history events the checkpointed world had
+// recorded.
+func (cp *Checkpoint) EventsAt() int { return cp.log.nEvents }

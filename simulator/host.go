@@ -368,6 +368,7 @@ func (h *Host) step() {
 		}
 		run = &reconcileRun{host: h, req: req, co: h.co, allowance: 1}
 		h.run = run
+		w.reconciles++
 		w.Record(model.Event{Actor: h.actor, Op: model.OpReconcile, Kind: h.primary.gvk.Kind, Namespace: req.Namespace, Name: req.Name, Server: h.server.ID, HeadRev: w.Store.rev})
 		h.co.next = run
 	} else {

@@ -34,7 +34,12 @@ type Result struct {
 	// the run hit its step bound or stopped at a violation.
 	Quiescent bool
 	Steps     int
-	World     *World
+	// Reconciles counts the reconciles of controllers under test the run
+	// started (crashed ones included). A world resumed from a checkpoint
+	// (World.Checkpoint) counts only those it ran itself, so the sum
+	// over an exploration is the reconciles it paid for.
+	Reconciles int
+	World      *World
 }
 
 // Release hands the run's history and choice arrays back for a later run
@@ -89,7 +94,7 @@ func Run(sc *Scenario, chooser model.Chooser, opts RunOptions) (*Result, error) 
 func (w *World) Run() (res *Result, err error) {
 	inWallClockBubble(w.Scenario, func() {
 		w.sched.run(w)
-		res, err = &Result{History: &w.History, Choices: w.sched.recorder.Choices, Violations: w.props.violations, Quiescent: w.sched.quiescent, Steps: w.sched.steps, World: w}, w.props.harnessErr
+		res, err = &Result{History: &w.History, Choices: w.sched.recorder.Choices, Violations: w.props.violations, Quiescent: w.sched.quiescent, Steps: w.sched.steps, Reconciles: w.reconciles, World: w}, w.props.harnessErr
 	})
 	return res, err
 }
