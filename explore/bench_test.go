@@ -132,6 +132,9 @@ type recordedReconcile struct {
 	actor   model.Actor
 	req     reconcile.Request
 	objects kindObjects
+	// finished: the reconcile returned in the run (a crash ends one
+	// before it does; replayed here, it runs to its end).
+	finished bool
 }
 
 // kindObjects holds objects by kind, then by "namespace/name".
@@ -220,32 +223,47 @@ func recordSchedules(b testing.TB, sc *simulator.Scenario, n int) []*recordedSch
 		if err != nil {
 			b.Fatal(err)
 		}
-		s := &recordedSchedule{sc: sc, seed: uint64(seed), steps: res.Steps, world: res.World}
-		store := kindObjects{}
-		for i := range res.History.Events {
-			e := &res.History.Events[i]
-			switch {
-			case e.Change == model.ChangeDeleted:
-				delete(store[e.Kind], objKey(e.Namespace, e.Name))
-			case e.Change != model.ChangeNone && e.Object != nil:
-				if store[e.Kind] == nil {
-					store[e.Kind] = map[string]client.Object{}
-				}
-				store[e.Kind][objKey(e.Namespace, e.Name)] = e.Object.(client.Object)
-			case e.Op == model.OpReconcile && e.Actor.Group() == model.GroupController:
-				snap := make(kindObjects, len(store))
-				for k, v := range store {
-					snap[k] = maps.Clone(v)
-				}
-				s.reconciles = append(s.reconciles, recordedReconcile{actor: e.Actor, req: reconcile.Request{NamespacedName: client.ObjectKey{Namespace: e.Namespace, Name: e.Name}}, objects: snap})
-			}
-		}
+		s := recordRun(sc, uint64(seed), res)
 		if len(s.reconciles) == 0 {
 			b.Fatalf("%s: no reconcile in schedule %d", sc.Name, seed)
 		}
 		out = append(out, s)
 	}
 	return out
+}
+
+// recordRun returns the reconciles of a run of sc, each with the objects
+// the store held when it started (replayed from the run's history).
+func recordRun(sc *simulator.Scenario, seed uint64, res *simulator.Result) *recordedSchedule {
+	s := &recordedSchedule{sc: sc, seed: seed, steps: res.Steps, world: res.World}
+	store := kindObjects{}
+	running := map[model.Actor]int{} // the index of each controller's reconcile in flight
+	for i := range res.History.Events {
+		e := &res.History.Events[i]
+		if e.Op == model.OpReconcileDone {
+			if r, ok := running[e.Actor]; ok {
+				s.reconciles[r].finished = true
+				delete(running, e.Actor)
+			}
+		}
+		switch {
+		case e.Change == model.ChangeDeleted:
+			delete(store[e.Kind], objKey(e.Namespace, e.Name))
+		case e.Change != model.ChangeNone && e.Object != nil:
+			if store[e.Kind] == nil {
+				store[e.Kind] = map[string]client.Object{}
+			}
+			store[e.Kind][objKey(e.Namespace, e.Name)] = e.Object.(client.Object)
+		case e.Op == model.OpReconcile && e.Actor.Group() == model.GroupController:
+			snap := make(kindObjects, len(store))
+			for k, v := range store {
+				snap[k] = maps.Clone(v)
+			}
+			running[e.Actor] = len(s.reconciles)
+			s.reconciles = append(s.reconciles, recordedReconcile{actor: e.Actor, req: reconcile.Request{NamespacedName: client.ObjectKey{Namespace: e.Namespace, Name: e.Name}}, objects: snap})
+		}
+	}
+	return s
 }
 
 // setupReconciler runs the scenario's Setup (in a world that is built but
@@ -724,4 +742,82 @@ func tickCounts(b testing.TB, sc *simulator.Scenario, seed uint64) (ticks, absor
 		}
 	}
 	return ticks, absorbable
+}
+
+// BenchmarkExhaustiveOverhead is BenchmarkExplore's overhead ratio for the
+// exhaustive search: the CPU the search spends per reconcile it runs
+// (everything included: the simulated cluster, the search's bookkeeping,
+// fingerprints, checkpoints, resuming, properties) against what one of
+// its reconciles costs alone, against the map client. Each op runs the
+// search on one worker as Explore does (resuming schedules from
+// checkpoints) and replaying every schedule from the start (NoResume),
+// and replays against the map client the reconciles that finished in
+// every 8th schedule of the second search, recorded once before the
+// timer starts (with NoResume a schedule's history is exactly what it
+// ran). A reconcile a crash cut short counts as one in the search's
+// figure and is left out of the sample (it would run to its end there):
+// crashed-% is their share of the sample's reconciles, the most by which
+// the search's us/reconcile can understate its cost.
+//
+//	go test -run '^$' -bench BenchmarkExhaustiveOverhead -benchtime 3x ./explore/
+func BenchmarkExhaustiveOverhead(b *testing.B) {
+	for _, c := range []struct {
+		name   string
+		faults model.FaultBudget
+	}{
+		{"zookeeper/fixed", model.FaultBudget{Crashes: 1, Stale: 1}},
+		{"casskop/fixed", model.FaultBudget{Crashes: 2}},
+	} {
+		b.Run(fmt.Sprintf("%s/%s", strings.ReplaceAll(c.name, "/", "_"), strings.ReplaceAll(c.faults.String(), " ", ",")), func(b *testing.B) {
+			defer tuneGC()()
+			sc := lookup(b, c.name)
+			var sample []*recordedSchedule
+			started := 0
+			rep := Explore(sc, Options{Faults: &c.faults, Workers: 1, NoResume: true, Visit: func(i int, _ uint64, res *simulator.Result) {
+				if i%8 != 0 {
+					return
+				}
+				s := recordRun(sc, uint64(i), res)
+				started += len(s.reconciles)
+				s.reconciles = slices.DeleteFunc(s.reconciles, func(r recordedReconcile) bool { return !r.finished })
+				if len(s.reconciles) > 0 {
+					sample = append(sample, s)
+				}
+			}})
+			if rep.Err != nil || rep.Verdict != VerdictVerified {
+				b.Fatalf("%s with %s: %s (error %v): the benchmark measures a verifying search", c.name, &c.faults, rep.Verdict, rep.Err)
+			}
+			finished := 0
+			for _, s := range sample {
+				s.check(b)
+				finished += len(s.reconciles)
+			}
+			b.ResetTimer()
+			var resumeTime, replayTime, mapTime time.Duration
+			resumeReconciles, replayReconciles := 0, 0
+			for i := 0; i < b.N; i++ {
+				start := time.Now()
+				r := Explore(sc, Options{Faults: &c.faults, Workers: 1})
+				resumeTime += time.Since(start)
+				resumeReconciles += r.Reconciles
+				start = time.Now()
+				r = Explore(sc, Options{Faults: &c.faults, Workers: 1, NoResume: true})
+				replayTime += time.Since(start)
+				replayReconciles += r.Reconciles
+				var untimed time.Duration
+				start = time.Now()
+				for _, s := range sample {
+					s.replay(b, func(f func()) { t := time.Now(); f(); untimed += time.Since(t) })
+				}
+				mapTime += time.Since(start) - untimed
+			}
+			perReconcile := func(d time.Duration, n int) float64 { return float64(d.Nanoseconds()) / float64(n) / 1e3 }
+			alone := perReconcile(mapTime, finished*b.N)
+			b.ReportMetric(perReconcile(resumeTime, resumeReconciles), "search-us/reconcile")
+			b.ReportMetric(perReconcile(replayTime, replayReconciles), "no-resume-us/reconcile")
+			b.ReportMetric(alone, "reconciler-us/reconcile")
+			b.ReportMetric(perReconcile(resumeTime, resumeReconciles)/alone, "overhead-x")
+			b.ReportMetric(100*float64(started-finished)/float64(started), "crashed-%")
+		})
+	}
 }
