@@ -761,14 +761,8 @@ func tickCounts(b testing.TB, sc *simulator.Scenario, seed uint64) (ticks, absor
 //
 //	go test -run '^$' -bench BenchmarkExhaustiveOverhead -benchtime 3x ./explore/
 func BenchmarkExhaustiveOverhead(b *testing.B) {
-	for _, c := range []struct {
-		name   string
-		faults model.FaultBudget
-	}{
-		{"zookeeper/fixed", model.FaultBudget{Crashes: 1, Stale: 1}},
-		{"casskop/fixed", model.FaultBudget{Crashes: 2}},
-	} {
-		b.Run(fmt.Sprintf("%s/%s", strings.ReplaceAll(c.name, "/", "_"), strings.ReplaceAll(c.faults.String(), " ", ",")), func(b *testing.B) {
+	for _, c := range exhaustiveBenchCases {
+		b.Run(c.benchName(), func(b *testing.B) {
 			defer tuneGC()()
 			sc := lookup(b, c.name)
 			var sample []*recordedSchedule
@@ -818,6 +812,49 @@ func BenchmarkExhaustiveOverhead(b *testing.B) {
 			b.ReportMetric(alone, "reconciler-us/reconcile")
 			b.ReportMetric(perReconcile(resumeTime, resumeReconciles)/alone, "overhead-x")
 			b.ReportMetric(100*float64(started-finished)/float64(started), "crashed-%")
+		})
+	}
+}
+
+// exhaustiveBenchCase is a search BenchmarkExhaustiveOverhead and
+// BenchmarkExhaustiveSearch run: small enough for a few seconds an op,
+// with faults that make its schedules resume from checkpoints.
+type exhaustiveBenchCase struct {
+	name   string
+	faults model.FaultBudget
+}
+
+var exhaustiveBenchCases = []exhaustiveBenchCase{
+	{"zookeeper/fixed", model.FaultBudget{Crashes: 1, Stale: 1}},
+	{"casskop/fixed", model.FaultBudget{Crashes: 2}},
+}
+
+func (c exhaustiveBenchCase) benchName() string {
+	return fmt.Sprintf("%s/%s", strings.ReplaceAll(c.name, "/", "_"), strings.ReplaceAll(c.faults.String(), " ", ","))
+}
+
+// BenchmarkExhaustiveSearch times the searches of BenchmarkExhaustiveOverhead
+// alone (one worker, resuming from checkpoints, as Explore runs them), for
+// comparing two versions of the harness: an op is one search, and
+// us/reconcile its time per reconcile it ran.
+//
+//	go test -run '^$' -bench BenchmarkExhaustiveSearch -benchtime 40x ./explore/
+func BenchmarkExhaustiveSearch(b *testing.B) {
+	for _, c := range exhaustiveBenchCases {
+		b.Run(c.benchName(), func(b *testing.B) {
+			defer tuneGC()()
+			sc := lookup(b, c.name)
+			reconciles, schedules := 0, 0
+			for i := 0; i < b.N; i++ {
+				r := Explore(sc, Options{Faults: &c.faults, Workers: 1})
+				if r.Err != nil || r.Verdict != VerdictVerified {
+					b.Fatalf("%s with %s: %s (error %v): the benchmark measures a verifying search", c.name, &c.faults, r.Verdict, r.Err)
+				}
+				reconciles += r.Reconciles
+				schedules += r.Schedules
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(reconciles)/1e3, "us/reconcile")
+			b.ReportMetric(float64(schedules)/b.Elapsed().Seconds(), "schedules/s")
 		})
 	}
 }

@@ -175,3 +175,73 @@ func resumeAndCompare(t *testing.T, what string, p checkpointAt, seq *fingerprin
 	// nothing new.
 	return c, len(c.points) > 1
 }
+
+// fingerprintFirstChooser is checkpointingChooser with the fingerprint
+// taken before the checkpoint, as the exhaustive search takes it (it
+// claims the state, then checkpoints where items open): the checkpoint
+// then knows the content hash of every object its world holds.
+type fingerprintFirstChooser struct{ checkpointingChooser }
+
+func (c *fingerprintFirstChooser) Choose(d model.Decision) int {
+	if d.Kind == model.ChooseStep {
+		h, hashed := d.Fingerprint()
+		if cp, ok := c.world.Checkpoint(); ok {
+			c.points = append(c.points, checkpointAt{cp: cp, decisions: c.decisions, fingerprint: h, hashed: hashed})
+		}
+	}
+	c.decisions++
+	return c.inner.Choose(d)
+}
+
+// TestResumedWorldsInheritContentHashes: a world resumed from a checkpoint
+// fingerprints its first decision with the content hashes the checkpoint
+// handed down, so it hashes fewer objects than a world resumed without
+// them (and fingerprints the decision as the original did either way).
+func TestResumedWorldsInheritContentHashes(t *testing.T) {
+	for _, name := range []string{"zookeeper/fixed", "casskop/fixed"} {
+		sc, err := targets.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &fingerprintFirstChooser{checkpointingChooser{inner: newRandomChooser(7)}}
+		w, err := simulator.NewWorld(sc, c, simulator.RunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.world = w
+		res, err := w.Run()
+		if err != nil {
+			t.Fatal(err)
+		}
+		with, without := 0, 0
+		for i, p := range c.points {
+			if i%3 != 0 {
+				continue
+			}
+			var computed [2]int
+			for j, cp := range []*simulator.Checkpoint{p.cp, p.cp.WithoutHashes()} {
+				seq := &fingerprintingSequence{Sequence: model.Sequence{Choices: res.Choices[p.decisions:]}}
+				rw, err := cp.Resume(seq)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := rw.Run(); err != nil {
+					t.Fatal(err)
+				}
+				if seq.fingerprint != p.fingerprint || seq.hashed != p.hashed {
+					t.Fatalf("%s, decision %d: resumed (hashes handed down: %v), fingerprint %x, the original's %x", name, p.decisions, j == 0, seq.fingerprint, p.fingerprint)
+				}
+				computed[j] = rw.ContentHashesComputed()
+			}
+			if computed[0] > computed[1] {
+				t.Fatalf("%s, decision %d: hashed %d objects with the checkpoint's hashes, %d without", name, p.decisions, computed[0], computed[1])
+			}
+			with += computed[0]
+			without += computed[1]
+		}
+		t.Logf("%s: %d checkpoints, every 3rd resumed: %d objects hashed with the checkpoints' hashes, %d without", name, len(c.points), with, without)
+		if without == 0 || with*4 > without {
+			t.Errorf("%s: the resumed worlds hashed %d objects with their checkpoints' hashes and %d without: want at most a quarter", name, with, without)
+		}
+	}
+}

@@ -25,8 +25,14 @@ type explorerHooks struct {
 	log           *historyLog
 	writes        int
 	contentHashes map[client.Object]uint64
-	content       contentHasher
-	keys          []string // scratch for StateHash's sorted keys
+	// inherited holds the content hashes of the objects the checkpoint
+	// this world resumed from held (Checkpoint.hashes): its objects are
+	// this world's too, shared and immutable, and every world resumed
+	// from it would otherwise hash them again. Read only: worlds on other
+	// goroutines resume from the same checkpoint.
+	inherited map[client.Object]uint64
+	content   contentHasher
+	keys      []string // scratch for StateHash's sorted keys
 	// hashRevisions: StateHash is running for a scenario whose
 	// controllers may order resourceVersions, so objects are hashed with
 	// theirs.

@@ -79,3 +79,15 @@ func (w *World) BuiltinStepsForTest() (actors []Actor, kept [][]Step) {
 // EventsAt is the number of history events the checkpointed world had
 // recorded.
 func (cp *Checkpoint) EventsAt() int { return cp.log.nEvents }
+
+// ContentHashesComputed is the number of objects the world's fingerprints
+// hashed the content of (the others' hashes were known).
+func (w *World) ContentHashesComputed() int { return w.explorer.content.computed }
+
+// WithoutHashes is the checkpoint without the content hashes it hands
+// down.
+func (cp *Checkpoint) WithoutHashes() *Checkpoint {
+	c := *cp
+	c.hashes = nil
+	return &c
+}

@@ -60,6 +60,10 @@ type Checkpoint struct {
 	paused    []pausedState
 	caughtUp  bool
 	writes    int
+	// hashes are the content hashes of the objects above that the world
+	// had computed (World.knownHashes): read only, shared by every world
+	// resumed from the checkpoint.
+	hashes map[client.Object]uint64
 }
 
 // historyLog holds a checkpoint's history and choices as segments: the
@@ -186,6 +190,7 @@ func (w *World) Checkpoint() (*Checkpoint, bool) {
 		cp.paused = append(cp.paused, pausedState{server: p.server.ID, kind: p.cache.kind, seen: p.seen})
 	}
 	cp.workload = w.workload.position()
+	cp.hashes = w.knownHashes()
 	return cp, true
 }
 
@@ -267,6 +272,7 @@ func (cp *Checkpoint) load(w *World) error {
 		w.faults.paused = append(w.faults.paused, &pausedCache{server: srv, cache: srv.Cache(p.kind), seen: p.seen})
 	}
 	w.explorer.writes = cp.writes
+	w.explorer.inherited = cp.hashes
 
 	// The property monitors are a function of the events they saw: show
 	// a fresh one the checkpoint's history.

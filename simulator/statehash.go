@@ -219,9 +219,47 @@ func (x *explorerHooks) contentHash(obj client.Object) uint64 {
 	if h, ok := x.contentHashes[obj]; ok {
 		return h
 	}
+	if h, ok := x.inherited[obj]; ok {
+		return h
+	}
 	h := x.content.hash(obj)
 	x.contentHashes[obj] = h
 	return h
+}
+
+// knownHashes returns the content hashes this world knows of the objects
+// a checkpoint of it holds (its store's objects, its apiservers' caches
+// and its informers), for the worlds resumed from it; nil when it knows
+// none (a world whose state was never fingerprinted).
+func (w *World) knownHashes() map[client.Object]uint64 {
+	x := &w.explorer
+	if len(x.contentHashes) == 0 && len(x.inherited) == 0 {
+		return nil
+	}
+	known := make(map[client.Object]uint64, len(x.contentHashes)+len(x.inherited))
+	add := func(objects map[string]client.Object) {
+		for _, obj := range objects {
+			if h, ok := x.contentHashes[obj]; ok {
+				known[obj] = h
+			} else if h, ok := x.inherited[obj]; ok {
+				known[obj] = h
+			}
+		}
+	}
+	for _, t := range w.Store.tables {
+		add(t.objects)
+	}
+	for _, srv := range w.Servers {
+		for _, c := range srv.caches {
+			add(c.objects)
+		}
+	}
+	for _, h := range w.hosts {
+		for _, inf := range h.informers {
+			add(inf.objects)
+		}
+	}
+	return known
 }
 
 // contentHasher computes the content hash of an object (contenthash.go:
@@ -231,11 +269,13 @@ func (x *explorerHooks) contentHash(obj client.Object) uint64 {
 // of its type (the two fields are set on the copy only, the rest is shared
 // and only read).
 type contentHasher struct {
-	h       contentHash
-	scratch map[reflect.Type]reflect.Value // per object type, a *T to copy into
+	h        contentHash
+	scratch  map[reflect.Type]reflect.Value // per object type, a *T to copy into
+	computed int                            // objects hashed, for tests
 }
 
 func (c *contentHasher) hash(obj client.Object) uint64 {
+	c.computed++
 	if c.scratch == nil {
 		c.scratch = map[reflect.Type]reflect.Value{}
 	}
