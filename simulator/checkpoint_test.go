@@ -40,6 +40,22 @@ func (c *checkpointingChooser) Choose(d model.Decision) int {
 	return c.inner.Choose(d)
 }
 
+// run builds a world of sc that asks chooser (c, or a chooser that embeds
+// c) and runs it to its end, c checkpointing it as it goes.
+func (c *checkpointingChooser) run(t *testing.T, sc *simulator.Scenario, chooser model.Chooser, opts simulator.RunOptions) *simulator.Result {
+	t.Helper()
+	w, err := simulator.NewWorld(sc, chooser, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.world = w
+	res, err := w.Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
 // fingerprintingSequence replays choices and notes the fingerprint of the
 // first decision it is asked.
 type fingerprintingSequence struct {
@@ -86,15 +102,7 @@ func TestCheckpointResumesTheSameSchedule(t *testing.T) {
 				if seed%2 == 1 {
 					opts.Faults = &model.FaultBudget{Crashes: 2, Stale: 2, Drops: 2, Evictions: 1, Expiries: 1}
 				}
-				w, err := simulator.NewWorld(sc, c, opts)
-				if err != nil {
-					t.Fatal(err)
-				}
-				c.world = w
-				res, err := w.Run()
-				if err != nil {
-					t.Fatal(err)
-				}
+				res := c.run(t, sc, c, opts)
 				want := fingerprint(t, res)
 				if sc.SyncWallClock {
 					if len(c.points) > 0 {
@@ -204,15 +212,7 @@ func TestResumedWorldsInheritContentHashes(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := &fingerprintFirstChooser{checkpointingChooser{inner: newRandomChooser(7)}}
-		w, err := simulator.NewWorld(sc, c, simulator.RunOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.world = w
-		res, err := w.Run()
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := c.run(t, sc, c, simulator.RunOptions{})
 		with, without := 0, 0
 		for i, p := range c.points {
 			if i%3 != 0 {
