@@ -236,7 +236,14 @@ func (w *World) knownHashes() map[client.Object]uint64 {
 	if len(x.contentHashes) == 0 && len(x.inherited) == 0 {
 		return nil
 	}
-	known := make(map[client.Object]uint64, len(x.contentHashes)+len(x.inherited))
+	// The store's objects are most of them (caches and informers mostly
+	// hold the same ones); contentHashes holds every object the world
+	// ever hashed, far more.
+	n := 0
+	for _, t := range w.Store.tables {
+		n += len(t.objects)
+	}
+	known := make(map[client.Object]uint64, n)
 	add := func(objects map[string]client.Object) {
 		for _, obj := range objects {
 			if h, ok := x.contentHashes[obj]; ok {
