@@ -117,7 +117,7 @@ func mergeCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		if m.Verdict == VerdictInconclusive && m.FaultsExplored != nil {
 			if n := *m.FaultsExplored; n >= 0 {
-				fmt.Fprintf(stdout, "\n%s: inconclusive: every schedule with at most %s was explored, in every shard, and none broke a property\n", m.Scenario, faults(n))
+				fmt.Fprintf(stdout, "\n%s: inconclusive: %s was explored, in every shard, and none broke a property\n", m.Scenario, schedulesUpTo(n))
 			} else {
 				fmt.Fprintf(stdout, "\n%s: inconclusive: not even the schedule without faults was explored in every shard\n", m.Scenario)
 			}

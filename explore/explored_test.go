@@ -147,6 +147,9 @@ func TestMergeKeepsTheFewestFaultsExplored(t *testing.T) {
 	if _, out, _ := runCLI(t, "merge", a, b); !strings.Contains(out, "every schedule with at most 1 fault was explored, in every shard") {
 		t.Errorf("table: %s", out)
 	}
+	if _, out, _ := runCLI(t, "merge", a, writeLines(t, dir, "b0.json", line(1, 0))); !strings.Contains(out, "s: inconclusive: only the schedule without faults was explored, in every shard") {
+		t.Errorf("table, a shard that explored no fault: %s", out)
+	}
 	page := filepath.Join(dir, "report.html")
 	if code, _, errs := runCLI(t, "merge", "-html", page, a, b); code != exitOK {
 		t.Fatalf("merge -html: exit %d: %s", code, errs)

@@ -82,9 +82,9 @@ func (r Report) Coverage() string {
 	case n < 0:
 		covered = "not even the schedule without faults was explored to its end"
 	case n == 0:
-		covered = "only the schedule without faults was explored"
+		covered = schedulesUpTo(0) + " was explored"
 	default:
-		covered = fmt.Sprintf("every schedule with at most %s (of %d: %s) was explored", faults(n), total, r.Faults)
+		covered = fmt.Sprintf("%s (of %d: %s) was explored", schedulesUpTo(n), total, r.Faults)
 	}
 	switch r.Verdict {
 	case VerdictVerified:
@@ -109,6 +109,14 @@ func (r Report) Coverage() string {
 		budget = fmt.Sprintf("the time budget ran out after %d schedules", r.Schedules)
 	}
 	return fmt.Sprintf("%s, none broke a property; %s among the schedules with %s", covered, budget, faults(r.FaultsExplored+1))
+}
+
+// schedulesUpTo names the schedules with at most n faults.
+func schedulesUpTo(n int) string {
+	if n == 0 {
+		return "only the schedule without faults"
+	}
+	return "every schedule with at most " + faults(n)
 }
 
 // faults is "1 fault" or "n faults".
