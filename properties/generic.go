@@ -183,8 +183,11 @@ func NoDeleteOfLive(name string, match func(obj runtime.Object) bool, isLive fun
 		NewMonitor: func() Monitor {
 			// last only shapes the explanation: the verdict is a function
 			// of the state and the delete, so the fingerprint is empty.
+			// Its stale reads are never changed once stored: a fork
+			// copies the map alone.
 			last := make(map[model.Actor]*staleRead)
-			return Fingerprinted(Observer(func(s *State, e *model.Event) *Violation {
+			return statefulMonitor[map[model.Actor]*staleRead]{st: &last, clone: func(last *map[model.Actor]*staleRead) map[model.Actor]*staleRead { return maps.Clone(*last) }, observe: func(lastp *map[model.Actor]*staleRead, s *State, e *model.Event) *Violation {
+				last := *lastp
 				if e.Op.IsRead() && e.Stale && IsController(e.Actor) {
 					last[e.Actor] = newStaleRead(s, e)
 					return nil
@@ -226,7 +229,7 @@ func NoDeleteOfLive(name string, match func(obj runtime.Object) bool, isLive fun
 				}
 				v.Explanation = b.String()
 				return v
-			}), nil)
+			}}
 		},
 	}
 }
@@ -262,7 +265,7 @@ func NoScaleBelow(name string, desired func(s *State, sts *appsv1.StatefulSet) (
 		Statement: "a controller never lowers a StatefulSet's spec.replicas below the desired size at the revision of the write",
 		Kind:      Safety,
 		NewMonitor: func() Monitor {
-			return Fingerprinted(Observer(func(s *State, e *model.Event) *Violation {
+			return statelessMonitor{observe: func(s *State, e *model.Event) *Violation {
 				if (e.Op != model.OpUpdate && e.Op != model.OpPatch) || e.Err != "" || !IsController(e.Actor) || e.Kind != "StatefulSet" {
 					return nil
 				}
@@ -292,7 +295,7 @@ func NoScaleBelow(name string, desired func(s *State, sts *appsv1.StatefulSet) (
 						"At store revision %d the desired size was %d: %s.",
 						e.Actor, e.Key(), now, e.Step, e.Rev, before, s.Revision(), min, strings.TrimSuffix(why, ".")),
 				}
-			}), nil)
+			}}
 		},
 	}
 }
@@ -322,70 +325,38 @@ func EventuallyConverges(name string, pred func(s *State) (ok bool, why string))
 		Statement: "after the workload and faults stop, the state eventually satisfies the predicate and keeps satisfying it",
 		Kind:      Liveness,
 		NewMonitor: func() Monitor {
-			var (
-				settled   bool
-				settle    model.Event
-				evaluated bool
-				lastRev   model.Revision
-				lastOK    bool
-				everTrue  bool
-				firstTrue int // step after which pred was first true
-				lastFall  int // step after which pred last turned false after being true
-				stateStep int // the step the state passed to Observe reflects
-				// Over the whole run, for the explanation: whether and
-				// after which step pred last held, and the faults.
-				heldEver bool
-				lastHeld int
-				faults   *faultLog // the state's, shared with the other monitors
-			)
-			judge := func(s *State, asOf int) {
-				if evaluated && s.Revision() == lastRev {
-					return
-				}
-				ok, _ := pred(s)
-				if ok {
-					heldEver, lastHeld = true, asOf
-				}
-				if settled {
-					if ok && !everTrue {
-						everTrue, firstTrue = true, asOf
-					}
-					if !ok && lastOK {
-						lastFall = asOf
-					}
-				}
-				evaluated, lastRev, lastOK = true, s.Revision(), ok
-			}
-			observe := func(s *State, e *model.Event) *Violation {
-				faults = s.faultLog(e)
-				if e.Op == model.OpSettle && !settled {
-					settled, settle = true, *e
+			// Only settled decides a verdict (with the final state); the
+			// rest shapes the explanation. Every field is a value: a fork
+			// copies the struct.
+			return statefulMonitor[convergence]{st: &convergence{}, observe: func(c *convergence, s *State, e *model.Event) *Violation {
+				s.faultLog(e) // fed at every event, read at Finish
+				if e.Op == model.OpSettle && !c.settled {
+					c.settled, c.settle = true, *e
 					// Judged afresh at Settle: what held before it does
 					// not count as converging after it.
-					lastOK = false
-					evaluated = false
+					c.lastOK = false
+					c.evaluated = false
 				}
 				// After Settle pred is judged at every change; before it,
 				// only at the user's steps and at faults, which is where
 				// the explanation needs to know whether it held and costs
 				// little (the workload phase has most of the writes).
-				if settled || e.Op == model.OpWorkload || e.Actor == model.ActorFault {
-					judge(s, stateStep)
+				if c.settled || e.Op == model.OpWorkload || e.Actor == model.ActorFault {
+					c.judge(pred, s, c.stateStep)
 				}
 				if e.Change != model.ChangeNone {
-					stateStep = e.Step
+					c.stateStep = e.Step
 				}
 				return nil
-			}
-			finish := func(s *State, h *model.History) *Violation {
-				if !settled {
+			}, finish: func(c *convergence, s *State, h *model.History) *Violation {
+				if !c.settled {
 					return nil
 				}
 				ok, why := pred(s)
 				if ok {
 					return nil
 				}
-				judge(s, stateStep)
+				c.judge(pred, s, c.stateStep)
 				var end model.Event
 				if n := len(h.Events); n > 0 {
 					end = h.Events[n-1]
@@ -397,6 +368,7 @@ func EventuallyConverges(name string, pred func(s *State) (ok bool, why string))
 						break
 					}
 				}
+				settle := &c.settle
 				var b strings.Builder
 				fmt.Fprintf(&b, "Settle at step %d (t=%s); the history ended %d steps and %s of logical time later, at step %d (t=%s, store revision %d).\n",
 					settle.Step, settle.Time, end.Step-settle.Step, end.Time-settle.Time, end.Step, end.Time, s.Revision())
@@ -407,25 +379,61 @@ func EventuallyConverges(name string, pred func(s *State) (ok bool, why string))
 				}
 				fmt.Fprintf(&b, "At the end: %s.\n", strings.TrimSuffix(why, "."))
 				switch {
-				case !heldEver:
+				case !c.heldEver:
 					b.WriteString("The predicate never held in this run (checked before Settle at the workload's steps and the faults, and after Settle at every change).\n")
-				case !everTrue:
-					fmt.Fprintf(&b, "The predicate last held after step %d, before Settle (checked at the workload's steps and the faults), and never after it.\n", lastHeld)
+				case !c.everTrue:
+					fmt.Fprintf(&b, "The predicate last held after step %d, before Settle (checked at the workload's steps and the faults), and never after it.\n", c.lastHeld)
 				default:
-					fmt.Fprintf(&b, "The predicate was first true after Settle after step %d, last held after step %d, and was false again after step %d.\n", firstTrue, lastHeld, lastFall)
+					fmt.Fprintf(&b, "The predicate was first true after Settle after step %d, last held after step %d, and was false again after step %d.\n", c.firstTrue, c.lastHeld, c.lastFall)
 				}
+				faults := &s.faults // the state's, shared with the other monitors
 				b.WriteString(faults.explain())
 				related := append([]int{settle.Step}, faults.related()...)
-				if heldEver && lastHeld > 0 {
-					related = append(related, lastHeld)
+				if c.heldEver && c.lastHeld > 0 {
+					related = append(related, c.lastHeld)
 				}
 				return &Violation{Step: end.Step, Event: end, Explanation: b.String(), Related: sortedSteps(related, end.Step)}
-			}
-			// Only settled decides a verdict (with the final state); the
-			// rest shapes the explanation.
-			return Fingerprinted(MonitorFuncs(observe, finish), func(h hash.Hash64) { hashBool(h, settled) })
+			}, hash: func(c *convergence, h hash.Hash64) { hashBool(h, c.settled) }}
 		},
 	}
+}
+
+// convergence is the state of an EventuallyConverges monitor.
+type convergence struct {
+	settled   bool
+	settle    model.Event
+	evaluated bool
+	lastRev   model.Revision
+	lastOK    bool
+	everTrue  bool
+	firstTrue int // step after which pred was first true
+	lastFall  int // step after which pred last turned false after being true
+	stateStep int // the step the state passed to Observe reflects
+	// Over the whole run, for the explanation: whether and after which
+	// step pred last held.
+	heldEver bool
+	lastHeld int
+}
+
+// judge evaluates pred on s (the state after step asOf), unless the store
+// did not change since the last evaluation.
+func (c *convergence) judge(pred func(s *State) (bool, string), s *State, asOf int) {
+	if c.evaluated && s.Revision() == c.lastRev {
+		return
+	}
+	ok, _ := pred(s)
+	if ok {
+		c.heldEver, c.lastHeld = true, asOf
+	}
+	if c.settled {
+		if ok && !c.everTrue {
+			c.everTrue, c.firstTrue = true, asOf
+		}
+		if !ok && c.lastOK {
+			c.lastFall = asOf
+		}
+	}
+	c.evaluated, c.lastRev, c.lastOK = true, s.Revision(), ok
 }
 
 // requestKey names a reconcile request of one controller.
@@ -484,73 +492,60 @@ func NoStuckReconcile(k int) Property {
 		Statement: "a reconcile never goes on failing, after the faults are over, with the same error " + strconv.Itoa(k) + " times in a row while the store stays unchanged",
 		Kind:      Safety,
 		NewMonitor: func() Monitor {
-			type streak struct {
-				err     string
-				changes int
-				steps   []int
-			}
-			changes := 0
-			caughtUp := 0 // step of the CaughtUp event, 0 before it
-			current := make(map[model.Actor]string)
-			streaks := make(map[string]*streak)
-			// keys caches each controller's latest streak key (actor, a
-			// space, request), so a controller reconciling the same
-			// request again builds neither string again.
-			type streakKey struct{ req, key string }
-			keys := make(map[model.Actor]streakKey)
-			return Fingerprinted(Observer(func(s *State, e *model.Event) *Violation {
+			st := &stuckReconciles{current: make(map[model.Actor]string), streaks: make(map[string]*streak), keys: make(map[model.Actor]streakKey)}
+			return statefulMonitor[stuckReconciles]{st: st, clone: (*stuckReconciles).fork, observe: func(m *stuckReconciles, s *State, e *model.Event) *Violation {
 				faults := s.faultLog(e)
 				if e.Change != model.ChangeNone {
-					changes++
+					m.changes++
 				}
 				switch e.Op {
 				case model.OpCaughtUp:
 					// Failures while a fault is active or its effects
 					// linger (a paused cache, an informer behind the store)
 					// are expected: only failures from here on count.
-					if caughtUp == 0 {
-						caughtUp = e.Step
-						clear(streaks)
+					if m.caughtUp == 0 {
+						m.caughtUp = e.Step
+						clear(m.streaks)
 					}
 					return nil
 				case model.OpReconcile:
-					if cur, ok := current[e.Actor]; !ok || !requestKeyIs(cur, e) {
-						current[e.Actor] = requestKey(e)
+					if cur, ok := m.current[e.Actor]; !ok || !requestKeyIs(cur, e) {
+						m.current[e.Actor] = requestKey(e)
 					}
 					return nil
 				case model.OpCrash:
-					delete(current, e.Actor)
+					delete(m.current, e.Actor)
 					return nil
 				case model.OpReconcileDone:
 				default:
 					return nil
 				}
 				var req string
-				if cur := current[e.Actor]; requestKeyIs(cur, e) {
+				if cur := m.current[e.Actor]; requestKeyIs(cur, e) {
 					req = cur // the same string, already built
 				} else {
 					req = requestKey(e)
 				}
 				if req == "" {
-					req = current[e.Actor]
+					req = m.current[e.Actor]
 				}
 				if req == "" {
 					return nil
 				}
-				sk := keys[e.Actor]
+				sk := m.keys[e.Actor]
 				if sk.key == "" || sk.req != req {
 					sk = streakKey{req: req, key: string(e.Actor) + " " + req}
-					keys[e.Actor] = sk
+					m.keys[e.Actor] = sk
 				}
 				key := sk.key
-				if e.Err == "" || caughtUp == 0 || s.gracefulDeletionPending(e.Time) {
-					delete(streaks, key)
+				if e.Err == "" || m.caughtUp == 0 || s.gracefulDeletionPending(e.Time) {
+					delete(m.streaks, key)
 					return nil
 				}
-				st := streaks[key]
-				if st == nil || st.err != e.Err || st.changes != changes {
-					st = &streak{err: e.Err, changes: changes}
-					streaks[key] = st
+				st := m.streaks[key]
+				if st == nil || st.err != e.Err || st.changes != m.changes {
+					st = &streak{err: e.Err, changes: m.changes}
+					m.streaks[key] = st
 				}
 				st.steps = append(st.steps, e.Step)
 				if len(st.steps) < k {
@@ -566,34 +561,64 @@ func NoStuckReconcile(k int) Property {
 					Explanation: fmt.Sprintf("%s's reconcile of %s ended with the same error %d times in a row, at steps %s,\n"+
 						"and the store did not change in between (it stayed at revision %d), so retrying cannot help;\n"+
 						"every failure came after step %d, when the faults were over and every cache had caught up with the store:\n%s\n%s",
-						e.Actor, req, len(st.steps), strings.Join(steps, ", "), s.Revision(), caughtUp, e.Err, faults.explain()),
-					Related: sortedSteps(append(append([]int{caughtUp}, st.steps[:len(st.steps)-1]...), faults.related()...), e.Step-1),
+						e.Actor, req, len(st.steps), strings.Join(steps, ", "), s.Revision(), m.caughtUp, e.Err, faults.explain()),
+					Related: sortedSteps(append(append([]int{m.caughtUp}, st.steps[:len(st.steps)-1]...), faults.related()...), e.Step-1),
 				}
-				delete(streaks, key)
+				delete(m.streaks, key)
 				return v
-			}), func(h hash.Hash64) {
+			}, hash: func(m *stuckReconciles, h hash.Hash64) {
 				// What a future ReconcileDone is judged against: whether the
 				// world caught up (the step only explains), the request each
 				// controller reconciles, and each streak's error, length (k
 				// or more counts as k) and whether the store changed since it
 				// began. The change counter itself is not state: only its
 				// equality with a streak's start matters.
-				hashBool(h, caughtUp != 0)
-				for _, a := range slices.Sorted(maps.Keys(current)) {
+				hashBool(h, m.caughtUp != 0)
+				for _, a := range slices.Sorted(maps.Keys(m.current)) {
 					hashString(h, string(a))
-					hashString(h, current[a])
+					hashString(h, m.current[a])
 				}
 				hashInt(h, -1)
-				for _, key := range slices.Sorted(maps.Keys(streaks)) {
-					st := streaks[key]
+				for _, key := range slices.Sorted(maps.Keys(m.streaks)) {
+					st := m.streaks[key]
 					hashString(h, key)
 					hashString(h, st.err)
 					hashInt(h, min(len(st.steps), k))
-					hashBool(h, st.changes == changes)
+					hashBool(h, st.changes == m.changes)
 				}
-			})
+			}}
 		},
 	}
+}
+
+// stuckReconciles is the state of a NoStuckReconcile monitor.
+type stuckReconciles struct {
+	changes  int                    // change events so far
+	caughtUp int                    // step of the CaughtUp event, 0 before it
+	current  map[model.Actor]string // each controller's latest request
+	streaks  map[string]*streak
+	// keys caches each controller's latest streak key (actor, a space,
+	// request), so a controller reconciling the same request again builds
+	// neither string again.
+	keys map[model.Actor]streakKey
+}
+
+// streak is a run of failures of one request with one error.
+type streak struct {
+	err     string
+	changes int
+	steps   []int
+}
+
+type streakKey struct{ req, key string }
+
+// fork copies the state: a streak grows in place, so each is copied.
+func (m *stuckReconciles) fork() stuckReconciles {
+	c := stuckReconciles{changes: m.changes, caughtUp: m.caughtUp, current: maps.Clone(m.current), keys: maps.Clone(m.keys), streaks: make(map[string]*streak, len(m.streaks))}
+	for k, st := range m.streaks {
+		c.streaks[k] = &streak{err: st.err, changes: st.changes, steps: slices.Clone(st.steps)}
+	}
+	return c
 }
 
 // NoReconcilePanic is the safety property "a reconcile never panics": any
@@ -605,13 +630,13 @@ func NoReconcilePanic() Property {
 		Statement: "a reconcile never panics",
 		Kind:      Safety,
 		NewMonitor: func() Monitor {
-			return Fingerprinted(Observer(func(s *State, e *model.Event) *Violation {
+			return statelessMonitor{observe: func(s *State, e *model.Event) *Violation {
 				if e.Op != model.OpPanic {
 					return nil
 				}
 				return &Violation{Step: e.Step, Event: *e, Explanation: fmt.Sprintf("%s panicked while reconciling %s at step %d (t=%s):\n%s",
 					e.Actor, orNone(requestKey(e)), e.Step, e.Time, orNone(e.Detail))}
-			}), nil)
+			}}
 		},
 	}
 }
@@ -624,13 +649,13 @@ func NoEndlessReconcile() Property {
 		Statement: "a reconcile never exceeds its API-call budget",
 		Kind:      Safety,
 		NewMonitor: func() Monitor {
-			return Fingerprinted(Observer(func(s *State, e *model.Event) *Violation {
+			return statelessMonitor{observe: func(s *State, e *model.Event) *Violation {
 				if e.Op != model.OpStepBudget {
 					return nil
 				}
 				return &Violation{Step: e.Step, Event: *e, Explanation: fmt.Sprintf("%s's reconcile of %s exceeded its API-call budget at step %d (t=%s) without returning: %s",
 					e.Actor, orNone(requestKey(e)), e.Step, e.Time, orNone(e.Detail))}
-			}), nil)
+			}}
 		},
 	}
 }

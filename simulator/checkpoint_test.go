@@ -143,9 +143,21 @@ func TestCheckpointResumesTheSameSchedule(t *testing.T) {
 func resumeAndCompare(t *testing.T, what string, p checkpointAt, seq *fingerprintingSequence, res *simulator.Result, want runFingerprint) (*checkpointingChooser, bool) {
 	t.Helper()
 	c := &checkpointingChooser{inner: seq}
-	rw, err := p.cp.Resume(c)
+	cp := p.cp
+	if forkProperties := len(seq.Choices)%2 == 0; !forkProperties {
+		// Half the resumed worlds replay the history into fresh
+		// monitors instead: both must give the original's verdicts.
+		cp = cp.WithoutPropertyFork()
+	}
+	rw, err := cp.Resume(c)
 	if err != nil {
 		t.Fatalf("%s: %v", what, err)
+	}
+	// Every shipped scenario's monitors can be forked.
+	if replayed, want := rw.PropertyEventsReplayed(), 0; cp == p.cp && replayed != want {
+		t.Fatalf("%s: the resumed world showed fresh monitors %d events, want %d: the checkpoint holds no fork of them", what, replayed, want)
+	} else if cp != p.cp && replayed != p.cp.EventsAt() {
+		t.Fatalf("%s: without the fork, the resumed world showed fresh monitors %d events, want the %d of its history", what, replayed, p.cp.EventsAt())
 	}
 	c.world = rw
 	again, err := rw.Run()

@@ -91,3 +91,16 @@ func (cp *Checkpoint) WithoutHashes() *Checkpoint {
 	c.hashes = nil
 	return &c
 }
+
+// PropertyEventsReplayed is the number of history events a world resumed
+// from a checkpoint showed fresh property monitors: 0 when it forked the
+// checkpoint's.
+func (w *World) PropertyEventsReplayed() int { return w.props.replayed }
+
+// WithoutPropertyFork is the checkpoint without its fork of the property
+// monitors: worlds resumed from it replay the history into fresh ones.
+func (cp *Checkpoint) WithoutPropertyFork() *Checkpoint {
+	c := *cp
+	c.props = nil
+	return &c
+}

@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/opcheck/opcheck/model"
+	"github.com/opcheck/opcheck/properties"
 )
 
 // Forkable is implemented by an external system (an actor a scenario's
@@ -64,6 +65,11 @@ type Checkpoint struct {
 	// had computed (World.knownHashes): read only, shared by every world
 	// resumed from the checkpoint.
 	hashes map[client.Object]uint64
+	// props is a fork of the world's property run (properties.Run.Fork),
+	// never fed: a resumed world forks it again. Nil when a monitor
+	// cannot be forked; the resumed world then shows a fresh run the
+	// history.
+	props *properties.Run
 }
 
 // historyLog holds a checkpoint's history and choices as segments: the
@@ -191,6 +197,9 @@ func (w *World) Checkpoint() (*Checkpoint, bool) {
 	}
 	cp.workload = w.workload.position()
 	cp.hashes = w.knownHashes()
+	if w.props.monitor != nil {
+		cp.props, _ = w.props.monitor.Fork()
+	}
 	return cp, true
 }
 
@@ -274,9 +283,17 @@ func (cp *Checkpoint) load(w *World) error {
 	w.explorer.writes = cp.writes
 	w.explorer.inherited = cp.hashes
 
-	// The property monitors are a function of the events they saw: show
-	// a fresh one the checkpoint's history.
+	// The property monitors go on from the checkpoint's fork of them.
+	// Where one cannot be forked: they are a function of the events they
+	// saw, so show fresh ones the checkpoint's history.
+	if cp.props != nil {
+		if run, ok := cp.props.Fork(); ok {
+			w.props = propertyHook{scenario: cp.sc.Name, monitor: run, keepGoing: cp.opts.KeepGoing}
+			return nil
+		}
+	}
 	w.props = newPropertyHook(cp.sc, cp.opts.KeepGoing)
+	w.props.replayed = len(w.History.Events)
 	for i := range w.History.Events {
 		if w.props.observe(&w.History.Events[i]) || w.props.harnessErr != nil {
 			return fmt.Errorf("simulator: resuming a checkpoint of scenario %q: its properties judge its history differently at step %d (a property that depends on more than the events it is shown?)", cp.sc.Name, i+1)

@@ -18,6 +18,9 @@ type propertyHook struct {
 	keepGoing  bool // go on after the first violation
 	violations []properties.Violation
 	harnessErr error
+	// replayed counts the events a world resumed from a checkpoint showed
+	// its fresh monitors (Checkpoint.load): 0 when it forked them.
+	replayed int
 }
 
 func newPropertyHook(sc *Scenario, keepGoing bool) propertyHook {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash"
+	"maps"
 	"slices"
 	"strings"
 
@@ -186,13 +187,29 @@ func (w *reconcileWindow) hash(h hash.Hash64) {
 // reconcile window: the window follows every event first, then check
 // judges it; the window's versions are the monitor's state.
 func windowMonitor(check func(s *properties.State, e *model.Event, win *reconcileWindow) *properties.Violation) func() properties.Monitor {
-	return func() properties.Monitor {
-		var win reconcileWindow
-		return properties.Fingerprinted(properties.Observer(func(s *properties.State, e *model.Event) *properties.Violation {
-			win.observe(s, e)
-			return check(s, e, &win)
-		}), win.hash)
-	}
+	return func() properties.Monitor { return &windowChecker{check: check} }
+}
+
+// windowChecker is a windowMonitor's monitor: a properties.StateHasher
+// (the window's revisions) and a properties.Forker (a copy of the window).
+type windowChecker struct {
+	win   reconcileWindow
+	check func(s *properties.State, e *model.Event, win *reconcileWindow) *properties.Violation
+}
+
+func (m *windowChecker) Observe(s *properties.State, e *model.Event) *properties.Violation {
+	m.win.observe(s, e)
+	return m.check(s, e, &m.win)
+}
+
+func (m *windowChecker) Finish(*properties.State, *model.History) *properties.Violation { return nil }
+
+func (m *windowChecker) HashState(h hash.Hash64) { m.win.hash(h) }
+
+// Fork copies the window: its slices grow in place and its map gains
+// versions. The versions themselves are events' objects, never changed.
+func (m *windowChecker) Fork() properties.Monitor {
+	return &windowChecker{check: m.check, win: reconcileWindow{versions: slices.Clone(m.win.versions), revs: slices.Clone(m.win.revs), byRev: maps.Clone(m.win.byRev)}}
 }
 
 // NoExcessWorkers is the safety property "KubeRay never creates a worker
