@@ -128,24 +128,7 @@ func (m statefulMonitor[S]) Fork() Monitor {
 // statelessMonitor is a monitor that keeps nothing between events: its
 // verdicts depend only on the State and the event (its fingerprint is
 // empty), and a fork is the monitor itself.
-type statelessMonitor struct {
-	observe func(s *State, e *model.Event) *Violation
-	finish  func(s *State, h *model.History) *Violation
-}
-
-func (m statelessMonitor) Observe(s *State, e *model.Event) *Violation {
-	if m.observe == nil {
-		return nil
-	}
-	return m.observe(s, e)
-}
-
-func (m statelessMonitor) Finish(s *State, h *model.History) *Violation {
-	if m.finish == nil {
-		return nil
-	}
-	return m.finish(s, h)
-}
+type statelessMonitor struct{ monitorFuncs }
 
 func (statelessMonitor) HashState(hash.Hash64) {}
 

@@ -265,7 +265,7 @@ func NoScaleBelow(name string, desired func(s *State, sts *appsv1.StatefulSet) (
 		Statement: "a controller never lowers a StatefulSet's spec.replicas below the desired size at the revision of the write",
 		Kind:      Safety,
 		NewMonitor: func() Monitor {
-			return statelessMonitor{observe: func(s *State, e *model.Event) *Violation {
+			return statelessMonitor{monitorFuncs{observe: func(s *State, e *model.Event) *Violation {
 				if (e.Op != model.OpUpdate && e.Op != model.OpPatch) || e.Err != "" || !IsController(e.Actor) || e.Kind != "StatefulSet" {
 					return nil
 				}
@@ -295,7 +295,7 @@ func NoScaleBelow(name string, desired func(s *State, sts *appsv1.StatefulSet) (
 						"At store revision %d the desired size was %d: %s.",
 						e.Actor, e.Key(), now, e.Step, e.Rev, before, s.Revision(), min, strings.TrimSuffix(why, ".")),
 				}
-			}}
+			}}}
 		},
 	}
 }
@@ -630,13 +630,13 @@ func NoReconcilePanic() Property {
 		Statement: "a reconcile never panics",
 		Kind:      Safety,
 		NewMonitor: func() Monitor {
-			return statelessMonitor{observe: func(s *State, e *model.Event) *Violation {
+			return statelessMonitor{monitorFuncs{observe: func(s *State, e *model.Event) *Violation {
 				if e.Op != model.OpPanic {
 					return nil
 				}
 				return &Violation{Step: e.Step, Event: *e, Explanation: fmt.Sprintf("%s panicked while reconciling %s at step %d (t=%s):\n%s",
 					e.Actor, orNone(requestKey(e)), e.Step, e.Time, orNone(e.Detail))}
-			}}
+			}}}
 		},
 	}
 }
@@ -649,13 +649,13 @@ func NoEndlessReconcile() Property {
 		Statement: "a reconcile never exceeds its API-call budget",
 		Kind:      Safety,
 		NewMonitor: func() Monitor {
-			return statelessMonitor{observe: func(s *State, e *model.Event) *Violation {
+			return statelessMonitor{monitorFuncs{observe: func(s *State, e *model.Event) *Violation {
 				if e.Op != model.OpStepBudget {
 					return nil
 				}
 				return &Violation{Step: e.Step, Event: *e, Explanation: fmt.Sprintf("%s's reconcile of %s exceeded its API-call budget at step %d (t=%s) without returning: %s",
 					e.Actor, orNone(requestKey(e)), e.Step, e.Time, orNone(e.Detail))}
-			}}
+			}}}
 		},
 	}
 }
