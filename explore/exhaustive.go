@@ -733,9 +733,9 @@ func (p *resumePoint) enter(c *dfsChooser) {
 
 // checkpointSpacing is the fewest steps between two checkpoints of one
 // schedule. A checkpoint costs about what a few dozen steps do (its maps,
-// the events since the previous one, and resuming rebuilds the world and
-// shows the monitors the history again), and it keeps the objects of its
-// state alive while its items wait. Measured on zookeeper/fixed (two
+// the events since the previous one, a fork of the property monitors,
+// and resuming rebuilds the world from them), and it keeps the objects of
+// its state alive while its items wait. Measured on zookeeper/fixed (two
 // workers, before maxCheckpoints bounded them; docs/benchmarks.md):
 // spacing 1 took 75.9 s of CPU and 926 MB, 8 68.1 s, 16 71.4 s, 32
 // 66.7-66.8 s and 632-643 MB, 64 69.0 s; no checkpoints 89.2 s and 434 MB.

@@ -30,7 +30,9 @@
 // that can change its future verdicts (StateHasher, Fingerprinted), so the
 // exhaustive explorer can merge schedules that reached the same world
 // without merging different monitor states; monitors without one turn
-// that pruning off.
+// that pruning off. A Run whose monitors can be copied (Forker, Run.Fork)
+// is forked at the explorer's checkpoints, so a resumed schedule need not
+// show fresh monitors its whole history again.
 //
 // What it does not model. It does not run anything: no store, no apiserver,
 // no controller; it only reads histories, and it trusts them (a change event
