@@ -133,3 +133,10 @@ type statelessMonitor struct{ monitorFuncs }
 func (statelessMonitor) HashState(hash.Hash64) {}
 
 func (m statelessMonitor) Fork() Monitor { return m }
+
+// wholeHistoryMonitor judges the whole history at Finish and keeps nothing
+// while it is shown events, so a fork is the monitor itself. It has no
+// fingerprint: its verdict depends on the history, not on the state.
+type wholeHistoryMonitor struct{ monitorFuncs }
+
+func (m wholeHistoryMonitor) Fork() Monitor { return m }

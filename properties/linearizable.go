@@ -266,7 +266,7 @@ func Linearizable(name string, actorFilter func(model.Actor) bool) Property {
 		Statement: "every read returns the resourceVersion the store had committed when the read ran",
 		Kind:      Safety,
 		NewMonitor: func() Monitor {
-			return MonitorFuncs(nil, func(s *State, h *model.History) *Violation {
+			return wholeHistoryMonitor{monitorFuncs{finish: func(s *State, h *model.History) *Violation {
 				res := CheckLinearizable(h, actorFilter)
 				if res.Result != porcupine.Illegal {
 					return nil
@@ -300,7 +300,7 @@ func Linearizable(name string, actorFilter func(model.Actor) bool) Property {
 				}
 				v.Explanation = b.String()
 				return v
-			})
+			}}}
 		},
 	}
 }
