@@ -227,6 +227,7 @@ func mergeFiles(files []string, n int) ([]*merged, error) {
 		m.Reexplored += l.r.Reexplored
 		m.Replayed += l.r.Replayed
 		m.Resumed += l.r.Resumed
+		m.MonitorReplayed += l.r.MonitorReplayed
 		m.Reconciles += l.r.Reconciles
 		m.ElapsedMS = max(m.ElapsedMS, l.r.ElapsedMS)
 		m.verdicts = append(m.verdicts, l.r.Verdict)

@@ -3,6 +3,7 @@ package explore
 import (
 	"container/heap"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -88,6 +89,9 @@ func exhaustive(sc *simulator.Scenario, opts Options, rep *Report, start time.Ti
 	} else {
 		exhaustSearch(sc, opts, budget, budget, true, start, rep)
 	}
+	if rep.Err == nil && rep.Violation != nil && !opts.NoResume && !opts.keepGoing {
+		rep.Err = confirmFromStart(sc, rep)
+	}
 	switch {
 	case rep.Err != nil:
 		rep.Verdict = VerdictError
@@ -98,6 +102,49 @@ func exhaustive(sc *simulator.Scenario, opts Options, rep *Report, start time.Ti
 	default:
 		rep.Verdict = VerdictInconclusive
 	}
+}
+
+// confirmFromStart runs the violating schedule of rep again from the
+// start and returns an error unless it gives the same history and the same
+// first violation. The search may have found the violation in a world
+// resumed from a checkpoint, which went on from copies: of the property
+// monitors (properties.Forker) and of external systems
+// (simulator.Forkable), which a user's code provides. A copy that shares
+// or misses state can make a violation no run from the start has, and the
+// trace would not replay it; one schedule run again (a few milliseconds)
+// keeps that from being reported as the operator's bug. Where the scenario
+// declares KnownNondeterminism, the order of its reads may differ between
+// two runs of the same choices, so its writes stand for its history.
+func confirmFromStart(sc *simulator.Scenario, rep *Report) error {
+	again, err := Replay(sc, rep.Choices, &rep.Faults)
+	var why string
+	switch {
+	case err != nil:
+		why = err.Error()
+	case sc.KnownNondeterminism == "" && again.History.Lines() != rep.History.Lines():
+		why = "the search's run, then the run from the start, differ at " + firstDiffLine(rep.History.Lines(), again.History.Lines())
+	case sc.KnownNondeterminism != "" && historyWrites(again.History) != historyWrites(rep.History):
+		why = "the search's run, then the run from the start, write differently at " + firstDiffLine(historyWrites(rep.History), historyWrites(again.History))
+	case len(again.Violations) == 0:
+		why = "the run from the start breaks no property"
+	case again.Violations[0].Property != rep.Violation.Property || again.Violations[0].Step != rep.Violation.Step:
+		why = fmt.Sprintf("the run from the start breaks %s at step %d first", again.Violations[0].Property, again.Violations[0].Step)
+	default:
+		return nil
+	}
+	return fmt.Errorf("scenario %s: the exhaustive search found %s violated at step %d of schedule %d, but that schedule run from the start does not give the same outcome (%s). The search resumes schedules from checkpoints, so a copy it went on from did not match the original: a property monitor's Fork (properties.Forker) or an external system's ForkState/ResumeState shares or misses state; or the scenario is not deterministic (Options.CheckDeterminism). Fix the copy, or explore with -no-resume (Options.NoResume), which runs every schedule from the start", sc.Name, rep.Violation.Property, rep.Violation.Step, rep.Index, why)
+}
+
+// historyWrites is the lines of h's writes.
+func historyWrites(h *model.History) string {
+	var b strings.Builder
+	for i := range h.Events {
+		if e := &h.Events[i]; e.Change != model.ChangeNone {
+			b.WriteString(e.Line())
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
 }
 
 // exhaustSearch is the search over schedules with at most maxFaults
@@ -325,6 +372,7 @@ func (s *treeSearch) work() {
 			s.res.Reconciles += r.Reconciles
 			s.res.Replayed += c.replayed - c.resumed
 			s.res.Resumed += c.resumed
+			s.res.MonitorReplayed += r.MonitorReplayed
 		}
 		if err != nil {
 			if s.res.Err == nil {

@@ -265,6 +265,13 @@ type Report struct {
 	// because a schedule resumed from a checkpoint: Steps - Replayed -
 	// Resumed steps were new.
 	Resumed int
+	// MonitorReplayed (exhaustive) counts the events that schedules
+	// resumed from checkpoints showed fresh property monitors again,
+	// because a monitor could not be forked (properties.Forker). It is 0
+	// when every monitor forks, as the shipped ones do; a user's monitor
+	// without Fork is judged correctly, but makes every resumed schedule
+	// re-run the monitors over its whole history.
+	MonitorReplayed int
 	// Reconciles counts the reconciles of the controllers under test the
 	// exploration ran (simulator.Result.Reconciles): every schedule's,
 	// crashed ones and those of replayed prefixes included, those a

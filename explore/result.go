@@ -25,6 +25,9 @@ type Result struct {
 	// Resumed (exhaustive) is the part of Steps that schedules did not
 	// run because they resumed from a checkpoint (Report.Resumed).
 	Resumed int `json:"resumed,omitempty"`
+	// MonitorReplayed (exhaustive) is the events shown again to property
+	// monitors that could not be forked (Report.MonitorReplayed).
+	MonitorReplayed int `json:"monitor_replayed,omitempty"`
 	// Reconciles is the reconciles the schedules ran (Report.Reconciles;
 	// merge sums it over shards).
 	Reconciles int `json:"reconciles,omitempty"`
@@ -55,7 +58,7 @@ type Result struct {
 // Result is r as one JSON result line of its shard.
 func (r Report) Result() Result {
 	shard, shards := r.Shard, max(r.Shards, 1)
-	res := Result{Scenario: r.Scenario, Strategy: r.Strategy, Verdict: r.Verdict, Schedules: r.Schedules, States: r.States, Pruned: r.Pruned, Steps: r.Steps, Replayed: r.Replayed, Resumed: r.Resumed, Reconciles: r.Reconciles, Reexplored: r.Reexplored, ElapsedMS: r.Elapsed.Milliseconds(), Trace: r.Trace, Replay: r.Replay, Shard: &shard, Shards: &shards}
+	res := Result{Scenario: r.Scenario, Strategy: r.Strategy, Verdict: r.Verdict, Schedules: r.Schedules, States: r.States, Pruned: r.Pruned, Steps: r.Steps, Replayed: r.Replayed, Resumed: r.Resumed, MonitorReplayed: r.MonitorReplayed, Reconciles: r.Reconciles, Reexplored: r.Reexplored, ElapsedMS: r.Elapsed.Milliseconds(), Trace: r.Trace, Replay: r.Replay, Shard: &shard, Shards: &shards}
 	if r.Strategy == StrategyExhaustive {
 		n := r.FaultsExplored
 		res.FaultsExplored, res.Cut = &n, r.Cut

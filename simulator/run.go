@@ -39,7 +39,12 @@ type Result struct {
 	// (World.Checkpoint) counts only those it ran itself, so the sum
 	// over an exploration is the reconciles it paid for.
 	Reconciles int
-	World      *World
+	// MonitorReplayed is the number of events a world resumed from a
+	// checkpoint showed fresh property monitors, because a monitor of the
+	// checkpoint's run could not be forked (properties.Forker): 0 for a
+	// world that did not resume, or whose monitors all fork.
+	MonitorReplayed int
+	World           *World
 }
 
 // Release hands the run's history and choice arrays back for a later run
@@ -94,7 +99,7 @@ func Run(sc *Scenario, chooser model.Chooser, opts RunOptions) (*Result, error) 
 func (w *World) Run() (res *Result, err error) {
 	inWallClockBubble(w.Scenario, func() {
 		w.sched.run(w)
-		res, err = &Result{History: &w.History, Choices: w.sched.recorder.Choices, Violations: w.props.violations, Quiescent: w.sched.quiescent, Steps: w.sched.steps, Reconciles: w.reconciles, World: w}, w.props.harnessErr
+		res, err = &Result{History: &w.History, Choices: w.sched.recorder.Choices, Violations: w.props.violations, Quiescent: w.sched.quiescent, Steps: w.sched.steps, Reconciles: w.reconciles, MonitorReplayed: w.props.replayed, World: w}, w.props.harnessErr
 	})
 	return res, err
 }
