@@ -244,6 +244,11 @@ func (c *cli) check(args []string, stdout, stderr io.Writer) int {
 	var scs []*simulator.Scenario
 	for _, name := range fs.Args() {
 		sc, err := c.lookup(name)
+		if err != nil && strings.HasPrefix(name, "-") {
+			// Go's flag parsing stops at the first argument that is not
+			// a flag, so a flag after a scenario name reads as a name.
+			return usageErr("%s comes after a scenario name, where it is read as one: put every flag before the scenario names (%s check [flags] SCENARIO...)", name, c.prog)
+		}
 		if err != nil {
 			return usageErr("%v", err)
 		}

@@ -55,6 +55,7 @@ func TestUsageErrors(t *testing.T) {
 		{"unknown command", []string{"frobnicate"}, "unknown command"},
 		{"unknown scenario", []string{"check", "-out", dir, "nosuch/thing"}, "zookeeper/buggy"},
 		{"no scenario", []string{"check", "-out", dir}, "no scenario given"},
+		{"flag after a scenario", []string{"check", "-out", dir, "zookeeper/fixed", "-time", "3s"}, "-time comes after a scenario name, where it is read as one: put every flag before the scenario names"},
 		{"bad flag", []string{"check", "-nosuchflag", "zookeeper/buggy"}, "nosuchflag"},
 		{"bad schedules", []string{"check", "-schedules", "zero", "zookeeper/buggy"}, "schedules"},
 		{"bad shard", []string{"check", "-shard", "3/3", "-out", dir, "zookeeper/buggy"}, "0 <= I < N"},
