@@ -36,11 +36,7 @@ func TestForkedRunGoesOnAsTheOriginal(t *testing.T) {
 	for _, sc := range targets.All() {
 		props := append([]properties.Property{never, properties.NoStuckReconcile(1), properties.NoStuckReconcile(2)}, sc.Properties...)
 		for seed := range seeds {
-			w, err := simulator.NewWorld(sc, randomChooser{rand.New(rand.NewPCG(seed, 0x666f726b))}, simulator.RunOptions{Faults: &faults, KeepGoing: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := w.Run()
+			res, err := simulator.Run(sc, randomChooser{rand.New(rand.NewPCG(seed, 0x666f726b))}, simulator.RunOptions{Faults: &faults, KeepGoing: true})
 			if err != nil {
 				t.Fatalf("%s seed %d: %v", sc.Name, seed, err)
 			}
@@ -215,11 +211,7 @@ func TestLinearizableForks(t *testing.T) {
 	faults := model.FaultBudget{Stale: 1}
 	illegal := 0
 	for seed := range uint64(8) {
-		w, err := simulator.NewWorld(sc, randomChooser{rand.New(rand.NewPCG(seed, 0x6c696e))}, simulator.RunOptions{Faults: &faults})
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := w.Run()
+		res, err := simulator.Run(sc, randomChooser{rand.New(rand.NewPCG(seed, 0x6c696e))}, simulator.RunOptions{Faults: &faults})
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}

@@ -39,11 +39,7 @@ func TestSharedFaultLogExplainsAsOwnLogs(t *testing.T) {
 	for _, newScenario := range scenarios {
 		for seed := range seeds {
 			sc := newScenario()
-			w, err := simulator.NewWorld(sc, randomChooser{rand.New(rand.NewPCG(seed, 0x666c6f67))}, simulator.RunOptions{Faults: &faults, KeepGoing: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := w.Run()
+			res, err := simulator.Run(sc, randomChooser{rand.New(rand.NewPCG(seed, 0x666c6f67))}, simulator.RunOptions{Faults: &faults, KeepGoing: true})
 			if err != nil {
 				t.Fatalf("%s seed %d: %v", sc.Name, seed, err)
 			}
