@@ -614,7 +614,8 @@ type streakKey struct{ req, key string }
 
 // fork copies the state: a streak grows in place, so each is copied.
 func (m *stuckReconciles) fork() stuckReconciles {
-	c := stuckReconciles{changes: m.changes, caughtUp: m.caughtUp, current: maps.Clone(m.current), keys: maps.Clone(m.keys), streaks: make(map[string]*streak, len(m.streaks))}
+	c := *m
+	c.current, c.keys, c.streaks = maps.Clone(m.current), maps.Clone(m.keys), make(map[string]*streak, len(m.streaks))
 	for k, st := range m.streaks {
 		c.streaks[k] = &streak{err: st.err, changes: st.changes, steps: slices.Clone(st.steps)}
 	}

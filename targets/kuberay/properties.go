@@ -209,7 +209,9 @@ func (m *windowChecker) HashState(h hash.Hash64) { m.win.hash(h) }
 // Fork copies the window: its slices grow in place and its map gains
 // versions. The versions themselves are events' objects, never changed.
 func (m *windowChecker) Fork() properties.Monitor {
-	return &windowChecker{check: m.check, win: reconcileWindow{versions: slices.Clone(m.win.versions), revs: slices.Clone(m.win.revs), byRev: maps.Clone(m.win.byRev)}}
+	c := *m
+	c.win.versions, c.win.revs, c.win.byRev = slices.Clone(m.win.versions), slices.Clone(m.win.revs), maps.Clone(m.win.byRev)
+	return &c
 }
 
 // NoExcessWorkers is the safety property "KubeRay never creates a worker
